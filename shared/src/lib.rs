@@ -1,0 +1,25 @@
+//! Protocol pieces shared by the enclave, the relay and the client.
+//!
+//! Nothing in this crate performs I/O: every function is a pure transformation of bytes and
+//! values, so the same code can run inside the enclave, in the untrusted relay and in clients,
+//! and can be tested with known-answer vectors.
+
+#![forbid(unsafe_code)]
+
+pub mod address;
+pub mod b64;
+pub mod catalog;
+pub mod envelope;
+pub mod hpke;
+pub mod ledger;
+pub mod quote;
+pub mod receipt;
+pub mod reply;
+pub mod time;
+pub mod wire;
+
+/// sha256 of `data`.
+pub fn sha256(data: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(data).into()
+}

@@ -1,0 +1,160 @@
+//! JSON bodies of the contract's routes, with the contract's exact field names.
+
+use serde::{Deserialize, Serialize};
+
+use crate::receipt::Receipt;
+use crate::reply::EncryptedResponse;
+
+/// `teeType` (contract §2.5).
+pub const TEE_TYPE: &str = "TDX-HOSTED";
+/// `tdxQuoteError` when the enclave has no quote provider (contract §7 rule 4).
+pub const TDX_QUOTE_UNAVAILABLE: &str = "tdx_quote_unavailable";
+
+/// `GET /tee/public-key` (contract §2.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicKeyResponse {
+    pub public_key: String,
+    pub public_key_sha256: String,
+    pub algorithm: String,
+    pub tee_type: String,
+}
+
+/// The quote object inside attestation bodies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TdxQuote {
+    /// The quote bytes, base64.
+    pub quote: String,
+    /// Which provider produced it (`tdx_guest` for configfs-tsm on TDX).
+    pub provider: String,
+}
+
+/// `GET /tee/attestation` (contract §2.4b).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttestationResponse {
+    pub tee_public_key: String,
+    pub tee_public_key_sha256: String,
+    /// 64 bytes hex: sha256(X25519 key) zero-padded.
+    pub report_data_hex: String,
+    pub tdx_quote: Option<TdxQuote>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tdx_quote_error: Option<String>,
+    /// RFC 3339, UTC.
+    pub generated_at: String,
+    /// The enclave's ed25519 receipt key, base64 (bound by the per-request quote).
+    pub enclave_public_key: String,
+}
+
+/// The `attestation` object of a `/tee/process` response: the binding quote, whose
+/// `report_data` = sha256(tee_pubkey ‖ enclave_pubkey).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BindingAttestation {
+    pub tee_public_key: String,
+    pub enclave_public_key: String,
+    pub report_data_hex: String,
+    pub tdx_quote: Option<TdxQuote>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tdx_quote_error: Option<String>,
+    /// Hex sha256 of the quote bytes; empty when there is no quote.
+    pub tdx_quote_hash: String,
+}
+
+/// Token counts (camelCase, as in contract §2.3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+/// `POST /tee/process` request (shape not shown by the contract; see docs/decisions.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessRequest {
+    pub encrypted_prompt: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// `POST /tee/process` success body. The relay adds `onchainAttestation`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessResponse {
+    pub success: bool,
+    pub encrypted_response: EncryptedResponse,
+    pub model: String,
+    pub provider: String,
+    pub usage: Usage,
+    pub attestation: BindingAttestation,
+    pub receipt: Receipt,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onchain_attestation: Option<OnchainAttestation>,
+}
+
+/// `onchainAttestation` (contract §2.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OnchainAttestation {
+    pub address: String,
+    pub encrypted_prompt_hash: String,
+    pub signature: String,
+    pub explorer_url: String,
+}
+
+/// The decrypted `encryptedResponse` of a chat: the receipt rides inside so a relay cannot
+/// strip or swap it unnoticed (DESIGN.md §4.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyPlaintext {
+    pub reply: String,
+    pub model: String,
+    pub usage: Usage,
+    pub receipt: Receipt,
+}
+
+/// Error body of routes with a `success` field (`/tee/process`, `/agent`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureBody {
+    pub success: bool,
+    pub error: String,
+    pub message: String,
+}
+
+/// Error body of routes without a `success` field (contract §4: `{error: <code>}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// 502 body when the relay cannot reach the enclave (contract §4.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TeeUnreachable {
+    pub error: String,
+    pub message: String,
+    pub tee_endpoint: String,
+}
+
+/// Error codes this project uses beyond the contract's (docs/decisions.md lists them all).
+pub mod codes {
+    pub const BAD_REQUEST: &str = "bad_request";
+    pub const UNAUTHORIZED: &str = "unauthorized";
+    pub const NOT_FOUND: &str = "not_found";
+    pub const TEE_UNREACHABLE: &str = "tee_unreachable";
+    pub const GPU_NOT_CONFIGURED: &str = "gpu_not_configured";
+    pub const INVALID_ENVELOPE: &str = "invalid_envelope";
+    pub const DECRYPT_FAILED: &str = "decrypt_failed";
+    pub const INVALID_PROMPT: &str = "invalid_prompt";
+    pub const REPLAY_DETECTED: &str = "replay_detected";
+    pub const STALE_TIMESTAMP: &str = "stale_timestamp";
+    pub const MODEL_ERROR: &str = "model_error";
+    pub const ENCLAVE_ERROR: &str = "enclave_error";
+    pub const INTERNAL: &str = "internal_error";
+    pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
+}
