@@ -1,0 +1,65 @@
+//! `enclave [--config FILE]`: boot, then serve the internal API.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use enclave::attestation::{Attestation, ConfigfsTsm};
+use enclave::config::EnclaveConfig;
+use enclave::keys::EnclaveKeys;
+use enclave::process::{Enclave, unix_now};
+use enclave::tsm::{Retry, StdFs};
+
+fn config_path() -> Result<Option<PathBuf>, String> {
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (None, _) => Ok(std::env::var_os("SVC_ENCLAVE_CONFIG").map(PathBuf::from)),
+        (Some("--config"), Some(path)) => Ok(Some(PathBuf::from(path))),
+        _ => Err("usage: enclave [--config FILE]".into()),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(e) = run().await {
+        tracing::error!("fatal: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let config = EnclaveConfig::load(config_path()?.as_deref()).map_err(|e| e.to_string())?;
+    let keys = EnclaveKeys::generate();
+    let provider = ConfigfsTsm {
+        fs: StdFs {
+            root: config.tsm_root.clone(),
+        },
+        retry: Retry::default(),
+    };
+    let attestation =
+        tokio::task::block_in_place(|| Attestation::at_boot(&keys, &provider, unix_now()));
+    tracing::info!(
+        tee_public_key = %attestation.public.tee_public_key,
+        enclave_public_key = %attestation.public.enclave_public_key,
+        quote = attestation.public.tdx_quote.is_some(),
+        quote_error = attestation.public.tdx_quote_error.as_deref().unwrap_or(""),
+        models = ?config.models.keys().collect::<Vec<_>>(),
+        "booted"
+    );
+    let enclave = Arc::new(Enclave::new(&config, keys, attestation).map_err(|e| e.to_string())?);
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    tracing::info!(listen = %listener.local_addr().map_err(|e| e.to_string())?, "serving");
+    axum::serve(listener, enclave::api::router(enclave))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,69 @@
+//! The internal HTTP API the relay calls. Handlers are thin: parse, call, map errors.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use shared::envelope::MAX_ENVELOPE_JSON;
+use shared::wire::{FailureBody, ProcessRequest, PublicKeyResponse};
+use shared::{b64, sha256};
+
+use crate::error::ProcessError;
+use crate::process::Enclave;
+
+pub fn router(enclave: Arc<Enclave>) -> Router {
+    Router::new()
+        .route("/public-key", get(public_key))
+        .route("/attestation", get(attestation))
+        .route("/process", post(process))
+        .layer(DefaultBodyLimit::max(MAX_ENVELOPE_JSON + 4096))
+        .with_state(enclave)
+}
+
+async fn public_key(State(enclave): State<Arc<Enclave>>) -> Json<PublicKeyResponse> {
+    let key = enclave.keys.tee_public();
+    Json(PublicKeyResponse {
+        public_key: b64::encode(key),
+        public_key_sha256: hex::encode(sha256(&key)),
+        algorithm: "x25519".into(),
+        tee_type: shared::wire::TEE_TYPE.into(),
+    })
+}
+
+async fn attestation(State(enclave): State<Arc<Enclave>>) -> Response {
+    Json(&enclave.attestation.public).into_response()
+}
+
+async fn process(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<ProcessRequest>(&body) {
+        Ok(request) => enclave.process(&request).await,
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    match result {
+        Ok(response) => {
+            tracing::info!(status = 200, elapsed_ms, model = %response.model, "process");
+            Json(response).into_response()
+        }
+        Err(e) => {
+            let (status, code) = e.status_and_code();
+            tracing::info!(status, code, elapsed_ms, "process refused");
+            let body = FailureBody {
+                success: false,
+                error: code.into(),
+                message: e.to_string(),
+            };
+            (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                Json(body),
+            )
+                .into_response()
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Enclave configuration: one JSON file (in the image it is part of the measured initramfs).
+//! Every field has a default, so an empty object is a valid configuration.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use shared::address::{Address, default_program_id};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct EnclaveConfig {
+    /// Internal API address (the relay connects here).
+    pub listen: String,
+    /// Attestation program id (base58) receipts are addressed under.
+    pub program_id: String,
+    /// configfs-tsm report directory.
+    pub tsm_root: PathBuf,
+    /// Envelopes whose timestamp differs from the enclave clock by more are refused.
+    pub timestamp_window_secs: u64,
+    /// Timestamp-less envelopes remembered per boot before such envelopes are refused.
+    pub max_untimed_envelopes: usize,
+    /// Per-request limit on the whole model call, retries included.
+    pub model_timeout_secs: u64,
+    /// Attempts while the GPU node is warming up.
+    pub warmup_attempts: u32,
+    /// Catalog id → GPU-node endpoint. A model without an entry answers 501.
+    pub models: HashMap<String, ModelEndpoint>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelEndpoint {
+    /// OpenAI-compatible base URL, ending in `/v1`.
+    pub endpoint: String,
+    /// Model name the node expects; defaults to the catalog id.
+    #[serde(default)]
+    pub upstream_model: Option<String>,
+    /// Upper bound on generated tokens per request.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+}
+
+fn default_max_tokens() -> u32 {
+    512
+}
+
+impl Default for EnclaveConfig {
+    fn default() -> Self {
+        EnclaveConfig {
+            listen: "127.0.0.1:7070".into(),
+            program_id: default_program_id().to_string(),
+            tsm_root: PathBuf::from(crate::tsm::DEFAULT_ROOT),
+            timestamp_window_secs: 300,
+            max_untimed_envelopes: 100_000,
+            model_timeout_secs: 300,
+            warmup_attempts: 6,
+            models: HashMap::new(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {0}: {1}")]
+    Read(PathBuf, std::io::Error),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl EnclaveConfig {
+    pub fn load(path: Option<&std::path::Path>) -> Result<Self, ConfigError> {
+        let config: EnclaveConfig = match path {
+            None => EnclaveConfig::default(),
+            Some(p) => {
+                let text =
+                    std::fs::read_to_string(p).map_err(|e| ConfigError::Read(p.into(), e))?;
+                serde_json::from_str(&text).map_err(|e| ConfigError::Invalid(e.to_string()))?
+            }
+        };
+        config.program_id()?;
+        for id in config.models.keys() {
+            if shared::catalog::resolve(id) != *id {
+                return Err(ConfigError::Invalid(format!(
+                    "model key `{id}` is not a catalog id"
+                )));
+            }
+        }
+        Ok(config)
+    }
+
+    pub fn program_id(&self) -> Result<Address, ConfigError> {
+        Address::parse(&self.program_id)
+            .ok_or_else(|| ConfigError::Invalid("programId is not a base58 address".into()))
+    }
+}

@@ -1,0 +1,174 @@
+//! One private chat request: open the envelope, refuse replays, call the model, sign the
+//! receipt, seal the reply (with the receipt inside).
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use agent::model::{ChatRequest, Endpoint, ModelClient, RetryPolicy};
+use rand_core::OsRng;
+use shared::address::Address;
+use shared::catalog::{self, PROVIDER};
+use shared::envelope::{Envelope, PromptPlaintext};
+use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
+use shared::wire::{ProcessRequest, ProcessResponse, ReplyPlaintext};
+use zeroize::Zeroizing;
+
+use crate::attestation::Attestation;
+use crate::config::EnclaveConfig;
+use crate::error::ProcessError;
+use crate::keys::EnclaveKeys;
+use crate::replay::{ReplayGuard, ReplayVerdict};
+
+struct ServedModel {
+    endpoint: Endpoint,
+    max_tokens: u32,
+}
+
+/// Everything a request needs, built once at boot.
+pub struct Enclave {
+    pub keys: EnclaveKeys,
+    pub attestation: Attestation,
+    program_id: Address,
+    models: HashMap<String, ServedModel>,
+    model_client: ModelClient,
+    replay: ReplayGuard,
+}
+
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Enclave {
+    pub fn new(
+        config: &EnclaveConfig,
+        keys: EnclaveKeys,
+        attestation: Attestation,
+    ) -> Result<Self, crate::config::ConfigError> {
+        let models = config
+            .models
+            .iter()
+            .map(|(id, m)| {
+                let endpoint = Endpoint {
+                    base_url: m.endpoint.clone(),
+                    upstream_model: m.upstream_model.clone().unwrap_or_else(|| id.clone()),
+                    api_key: None,
+                };
+                (
+                    id.clone(),
+                    ServedModel {
+                        endpoint,
+                        max_tokens: m.max_tokens,
+                    },
+                )
+            })
+            .collect();
+        let retry = RetryPolicy {
+            attempts: config.warmup_attempts.max(1),
+            ..RetryPolicy::default()
+        };
+        Ok(Enclave {
+            keys,
+            attestation,
+            program_id: config.program_id()?,
+            models,
+            model_client: ModelClient::new(Duration::from_secs(config.model_timeout_secs), retry),
+            replay: ReplayGuard::new(config.timestamp_window_secs, config.max_untimed_envelopes),
+        })
+    }
+
+    pub async fn process(&self, request: &ProcessRequest) -> Result<ProcessResponse, ProcessError> {
+        // The model is public routing information: refuse unknown ones before any crypto.
+        let model_id = catalog::resolve(request.model.as_deref().unwrap_or(catalog::DEFAULT_MODEL));
+        let served = self
+            .models
+            .get(&model_id)
+            .ok_or_else(|| ProcessError::GpuNotConfigured(model_id.chars().take(64).collect()))?;
+
+        let envelope =
+            Envelope::parse(&request.encrypted_prompt).map_err(ProcessError::InvalidEnvelope)?;
+        let tee_public = self.keys.tee_public();
+        if envelope
+            .key_id
+            .is_some_and(|id| id != shared::sha256(&tee_public))
+        {
+            return Err(ProcessError::DecryptFailed(
+                "envelope is sealed to another enclave key; fetch the current key",
+            ));
+        }
+        let (plaintext, hpke_ctx) = envelope.open(self.keys.x25519()).map_err(|_| {
+            ProcessError::DecryptFailed("envelope does not decrypt with this enclave's key")
+        })?;
+        let prompt = PromptPlaintext::parse(&plaintext).map_err(ProcessError::InvalidPrompt)?;
+        drop(plaintext);
+
+        match self
+            .replay
+            .check(envelope.enc, envelope.nonce, prompt.timestamp, unix_now())
+        {
+            ReplayVerdict::Fresh => {}
+            ReplayVerdict::Replayed => return Err(ProcessError::Replayed),
+            ReplayVerdict::Stale => return Err(ProcessError::Stale),
+            ReplayVerdict::TimestampRequired => return Err(ProcessError::TimestampRequired),
+        }
+
+        let max_tokens = Some(
+            prompt
+                .max_tokens
+                .map_or(served.max_tokens, |m| m.min(served.max_tokens)),
+        );
+        let chat = ChatRequest {
+            temperature: prompt.temperature,
+            max_tokens,
+            messages: prompt.into_messages(),
+        };
+        let reply = self
+            .model_client
+            .chat(&served.endpoint, &chat)
+            .await
+            .map_err(ProcessError::Model)?;
+        drop(chat);
+
+        let receipt = self.issue_receipt(&envelope, &model_id)?;
+        let reply_plaintext = ReplyPlaintext {
+            reply: reply.content,
+            model: model_id.clone(),
+            usage: reply.usage,
+            receipt: receipt.clone(),
+        };
+        let reply_bytes = Zeroizing::new(
+            serde_json::to_vec(&reply_plaintext).map_err(|_| ProcessError::Internal)?,
+        );
+        let encrypted_response =
+            shared::reply::seal(&hpke_ctx, &envelope.enc, &reply_bytes, &mut OsRng);
+
+        Ok(ProcessResponse {
+            success: true,
+            encrypted_response,
+            model: model_id,
+            provider: PROVIDER.into(),
+            usage: reply.usage,
+            attestation: self.attestation.binding.clone(),
+            receipt,
+            onchain_attestation: None,
+        })
+    }
+
+    fn issue_receipt(&self, envelope: &Envelope, model_id: &str) -> Result<Receipt, ProcessError> {
+        let body = ReceiptBody {
+            prompt_hash: envelope.ciphertext_hash(),
+            tee_pubkey: self.keys.tee_public(),
+            nonce: envelope.nonce,
+            client_pubkey: envelope.enc,
+            model: model_id.into(),
+            provider: PROVIDER.into(),
+        };
+        let ctx = ReceiptContext {
+            program_id: self.program_id,
+            timestamp: unix_now(),
+            tdx_quote_hash: self.attestation.binding_quote_hash,
+        };
+        Receipt::issue(&body, self.keys.signer(), &ctx).map_err(|_| ProcessError::Internal)
+    }
+}
