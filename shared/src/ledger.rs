@@ -41,8 +41,13 @@ pub struct Commit {
 impl Commit {
     /// The transaction id: base58 of the signature.
     pub fn id(&self) -> String {
-        bs58::encode(self.signature).into_string()
+        format_id(&self.signature)
     }
+}
+
+/// Formats a transaction id (base58 of the signature).
+pub fn format_id(signature: &[u8; 64]) -> String {
+    bs58::encode(signature).into_string()
 }
 
 fn message(

@@ -1,0 +1,58 @@
+//! Shared state and the router.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+
+use crate::auth::ApiKeys;
+use crate::ledger::Ledger;
+use crate::routes;
+use crate::store::Store;
+use crate::tee::TeeClient;
+
+pub struct AppState {
+    pub tee: TeeClient,
+    pub keys: ApiKeys,
+    pub store: Store,
+    pub ledger: Ledger,
+    pub public_url: String,
+}
+
+pub type App = Arc<AppState>;
+
+pub fn router(state: App) -> Router {
+    let lookups = Router::new()
+        .route(
+            "/attestation/by-hash/{hash}",
+            get(routes::receipts::by_hash),
+        )
+        .route(
+            "/attestation/by-tx/{signature}",
+            get(routes::receipts::by_tx),
+        )
+        .route("/attestation/{address}", get(routes::receipts::by_address))
+        .layer(middleware::map_response(routes::receipts::cors_open));
+    Router::new()
+        .route("/tee/public-key", get(routes::tee::public_key))
+        .route("/tee/attestation", get(routes::tee::attestation))
+        .route("/tee/process", post(routes::tee::process))
+        .route("/health", get(|| async { "ok" }))
+        .merge(lookups)
+        .layer(middleware::from_fn(log_request))
+        .with_state(state)
+}
+
+/// One line per request: method, path, status, time. Never headers or bodies.
+async fn log_request(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    tracing::info!(%method, path, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64);
+    response
+}

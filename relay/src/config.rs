@@ -1,0 +1,119 @@
+//! Relay configuration: a JSON file, every field defaulted, plus two environment overrides:
+//! `DATABASE_URL` (PostgreSQL instead of the embedded SQLite file) and `SVC_API_KEYS`
+//! (comma-separated keys, until accounts exist).
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use shared::address::{Address, default_program_id};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct RelayConfig {
+    pub listen: String,
+    /// The enclave's internal API.
+    pub enclave_url: String,
+    pub enclave_timeout_secs: u64,
+    /// Holds the SQLite file and the ledger key unless configured elsewhere.
+    pub data_dir: PathBuf,
+    /// `sqlite://…` or `postgres://…`; default: `<dataDir>/relay.sqlite3`.
+    pub database_url: Option<String>,
+    /// Accepted API keys (`sk_svc_…`).
+    pub api_keys: Vec<String>,
+    /// Must equal the enclave's: receipts are checked against it.
+    pub program_id: String,
+    /// Base of `explorerUrl` links; default `http://<listen>`.
+    pub public_url: Option<String>,
+    /// Ledger signing key (32 raw bytes); created on first start. Default `<dataDir>/ledger-key`.
+    pub ledger_key_file: Option<PathBuf>,
+}
+
+impl Default for RelayConfig {
+    fn default() -> Self {
+        RelayConfig {
+            listen: "127.0.0.1:8787".into(),
+            enclave_url: "http://127.0.0.1:7070".into(),
+            enclave_timeout_secs: 330,
+            data_dir: PathBuf::from("data"),
+            database_url: None,
+            api_keys: Vec::new(),
+            program_id: default_program_id().to_string(),
+            public_url: None,
+            ledger_key_file: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {0}: {1}")]
+    Read(PathBuf, std::io::Error),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl RelayConfig {
+    pub fn load(path: Option<&std::path::Path>) -> Result<Self, ConfigError> {
+        let mut config: RelayConfig = match path {
+            None => RelayConfig::default(),
+            Some(p) => {
+                let text =
+                    std::fs::read_to_string(p).map_err(|e| ConfigError::Read(p.into(), e))?;
+                serde_json::from_str(&text).map_err(|e| ConfigError::Invalid(e.to_string()))?
+            }
+        };
+        if let Ok(url) = std::env::var("DATABASE_URL")
+            && !url.is_empty()
+        {
+            config.database_url = Some(url);
+        }
+        if let Ok(keys) = std::env::var("SVC_API_KEYS") {
+            config.api_keys.extend(
+                keys.split(',')
+                    .map(str::trim)
+                    .filter(|k| !k.is_empty())
+                    .map(String::from),
+            );
+        }
+        config.program_id()?;
+        if let Some(bad) = config
+            .api_keys
+            .iter()
+            .find(|k| !crate::auth::well_formed(k))
+        {
+            let shown: String = bad.chars().take(8).collect();
+            return Err(ConfigError::Invalid(format!(
+                "API key starting `{shown}` does not start with sk_svc_"
+            )));
+        }
+        Ok(config)
+    }
+
+    pub fn program_id(&self) -> Result<Address, ConfigError> {
+        Address::parse(&self.program_id)
+            .ok_or_else(|| ConfigError::Invalid("programId is not a base58 address".into()))
+    }
+
+    pub fn database_url(&self) -> String {
+        self.database_url.clone().unwrap_or_else(|| {
+            format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("relay.sqlite3").display()
+            )
+        })
+    }
+
+    pub fn ledger_key_file(&self) -> PathBuf {
+        self.ledger_key_file
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("ledger-key"))
+    }
+
+    pub fn public_url(&self) -> String {
+        self.public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+            .trim_end_matches('/')
+            .to_string()
+    }
+}

@@ -1,0 +1,14 @@
+//! The relay: the untrusted front of the service. It forwards ciphertext to the enclave,
+//! stores receipts, commits them to the embedded ledger and serves their lookups. It holds no
+//! key that opens a prompt and must never log or store request or reply bodies.
+
+#![forbid(unsafe_code)]
+
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod ledger;
+pub mod routes;
+pub mod store;
+pub mod tee;

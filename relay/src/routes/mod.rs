@@ -1,0 +1,2 @@
+pub mod receipts;
+pub mod tee;

@@ -1,0 +1,217 @@
+//! Storage through sqlx's `Any` driver: the embedded SQLite file by default, PostgreSQL when
+//! `DATABASE_URL` says so. One portable schema, applied by a small embedded migration list.
+
+use std::time::Duration;
+
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::{AnyPool, Row};
+
+/// (version, SQL). Append only; never edit a released migration.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_receipts.sql"))];
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("stored row is corrupt: {0}")]
+    Corrupt(&'static str),
+}
+
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    pub is_sqlite: bool,
+}
+
+/// A stored receipt and the id of the commit that recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredReceipt {
+    pub receipt_json: String,
+    pub tx_signature: String,
+}
+
+/// A ledger commit as stored.
+#[derive(Debug, Clone)]
+pub struct StoredCommit {
+    pub seq: i64,
+    pub tx: Vec<u8>,
+}
+
+impl Store {
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        install_default_drivers();
+        let is_sqlite = url.starts_with("sqlite:");
+        let pool = AnyPoolOptions::new()
+            // SQLite has one writer; more connections only add lock contention.
+            .max_connections(if is_sqlite { 4 } else { 16 })
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if is_sqlite {
+                        sqlx::query("PRAGMA journal_mode = WAL")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::query("PRAGMA busy_timeout = 5000")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::query("PRAGMA foreign_keys = ON")
+                            .execute(&mut *conn)
+                            .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect(url)
+            .await?;
+        let store = Store { pool, is_sqlite };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    async fn migrate(&self) -> Result<(), StoreError> {
+        sqlx::query("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT PRIMARY KEY)")
+            .execute(&self.pool)
+            .await?;
+        for (version, sql) in MIGRATIONS {
+            let mut tx = self.pool.begin().await?;
+            let done = sqlx::query("SELECT version FROM schema_version WHERE version = $1")
+                .bind(*version)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if done.is_none() {
+                for statement in sql
+                    .split(';')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty() && !is_comment(s))
+                {
+                    sqlx::query(statement).execute(&mut *tx).await?;
+                }
+                sqlx::query("INSERT INTO schema_version (version) VALUES ($1)")
+                    .bind(*version)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            // Two relays migrating at once: the loser's insert fails and its transaction rolls back.
+            if let Err(e) = tx.commit().await {
+                tracing::warn!(error = %e, version, "migration raced another relay");
+            }
+        }
+        Ok(())
+    }
+
+    /// The newest commit, if any.
+    pub async fn last_commit(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    ) -> Result<Option<StoredCommit>, StoreError> {
+        let row =
+            sqlx::query("SELECT seq, tx_base64 FROM ledger_commits ORDER BY seq DESC LIMIT 1")
+                .fetch_optional(&mut **tx)
+                .await?;
+        row.map(|r| {
+            let seq: i64 = r.try_get("seq")?;
+            let b64: String = r.try_get("tx_base64")?;
+            Ok(StoredCommit {
+                seq,
+                tx: shared::b64::decode(&b64).map_err(|_| StoreError::Corrupt("tx_base64"))?,
+            })
+        })
+        .transpose()
+    }
+
+    pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
+        Ok(self.pool.begin().await?)
+    }
+
+    /// Inserts a commit and its receipt inside `tx`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn insert(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        seq: i64,
+        signature: &str,
+        tx_bytes: &[u8],
+        address: &str,
+        prompt_hash: &str,
+        receipt_json: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query("INSERT INTO ledger_commits (seq, signature, tx_base64, created_at) VALUES ($1, $2, $3, $4)")
+            .bind(seq)
+            .bind(signature)
+            .bind(shared::b64::encode(tx_bytes))
+            .bind(now)
+            .execute(&mut **tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO receipts (address, prompt_hash, tx_signature, receipt_json, created_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(address)
+        .bind(prompt_hash)
+        .bind(signature)
+        .bind(receipt_json)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn receipt_where(
+        &self,
+        column: &str,
+        value: &str,
+    ) -> Result<Option<StoredReceipt>, StoreError> {
+        let sql = format!("SELECT receipt_json, tx_signature FROM receipts WHERE {column} = $1");
+        let row = sqlx::query(&sql)
+            .bind(value)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            Ok(StoredReceipt {
+                receipt_json: r.try_get("receipt_json")?,
+                tx_signature: r.try_get("tx_signature")?,
+            })
+        })
+        .transpose()
+    }
+
+    pub async fn receipt_by_address(
+        &self,
+        address: &str,
+    ) -> Result<Option<StoredReceipt>, StoreError> {
+        self.receipt_where("address", address).await
+    }
+
+    pub async fn receipt_by_hash(
+        &self,
+        hash_hex: &str,
+    ) -> Result<Option<StoredReceipt>, StoreError> {
+        self.receipt_where("prompt_hash", hash_hex).await
+    }
+
+    pub async fn commit_by_signature(
+        &self,
+        signature: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let row = sqlx::query("SELECT tx_base64 FROM ledger_commits WHERE signature = $1")
+            .bind(signature)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            let b64: String = r.try_get("tx_base64")?;
+            shared::b64::decode(&b64).map_err(|_| StoreError::Corrupt("tx_base64"))
+        })
+        .transpose()
+    }
+}
+
+fn is_comment(statement: &str) -> bool {
+    statement
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with("--"))
+}
+
+/// True when `e` is a unique-constraint violation (another writer took the same key).
+pub fn is_unique_violation(e: &StoreError) -> bool {
+    matches!(e, StoreError::Db(sqlx::Error::Database(d)) if d.is_unique_violation())
+}
