@@ -1,0 +1,203 @@
+//! Harness for end-to-end tests: starts the real `enclave` and `relay` binaries on free
+//! ports against the real model server (`LLM_BASE_URL`), and stops them on drop.
+//!
+//! The binaries must be built first (`cargo build --bins`; `make test` does it).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The model server the Makefile starts.
+pub fn llm_base_url() -> String {
+    std::env::var("LLM_BASE_URL").unwrap_or_else(|_| {
+        panic!("LLM_BASE_URL is not set: run the end-to-end tests with `make test`, which starts the model server")
+    })
+}
+
+pub fn binary(name: &str) -> PathBuf {
+    // target/<profile>/deps/<test> → target/<profile>/<name>
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target directory");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --bins` first (make test does)",
+        path.display()
+    );
+    path
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed on drop, with its stderr in a log file.
+pub struct Process {
+    child: Option<Child>,
+    pub log: PathBuf,
+}
+
+impl Process {
+    fn spawn(bin: &str, config: &Path, log: PathBuf, env: &[(&str, &str)]) -> Self {
+        let file = std::fs::File::create(&log).unwrap();
+        let mut cmd = Command::new(binary(bin));
+        cmd.arg("--config")
+            .arg(config)
+            .stdout(Stdio::null())
+            .stderr(file)
+            .env_remove("DATABASE_URL");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Process {
+            child: Some(cmd.spawn().unwrap()),
+            log,
+        }
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+pub fn wait_http(url: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(r) = probe::get_ok(url)
+            && r
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{url} did not come up within 30 s");
+}
+
+mod probe {
+    // A tiny blocking GET over std so the harness does not need a runtime.
+    pub fn get_ok(url: &str) -> std::io::Result<bool> {
+        use std::io::{Read, Write};
+        let rest = url.strip_prefix("http://").unwrap();
+        let (host, path) = rest
+            .split_once('/')
+            .map_or((rest, "/".to_string()), |(h, p)| (h, format!("/{p}")));
+        let mut s = std::net::TcpStream::connect(host)?;
+        s.set_read_timeout(Some(std::time::Duration::from_secs(2)))?;
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )?;
+        let mut buf = String::new();
+        s.read_to_string(&mut buf)?;
+        Ok(buf.starts_with("HTTP/1.1 200"))
+    }
+}
+
+/// One enclave and one relay, in a temp folder.
+pub struct Stack {
+    pub dir: tempfile::TempDir,
+    pub enclave: Process,
+    pub relay: Process,
+    pub enclave_port: u16,
+    pub relay_url: String,
+    pub api_key: String,
+}
+
+pub const API_KEY: &str = "sk_svc_e2e_test_key";
+
+impl Stack {
+    pub fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let enclave_port = free_port();
+        let enclave = start_enclave(dir.path(), enclave_port);
+        let relay_port = free_port();
+        let relay_config = dir.path().join("relay.json");
+        let config = serde_json::json!({
+            "listen": format!("127.0.0.1:{relay_port}"),
+            "enclaveUrl": format!("http://127.0.0.1:{enclave_port}"),
+            "dataDir": dir.path().join("relay-data"),
+            "apiKeys": [API_KEY],
+        });
+        std::fs::write(&relay_config, config.to_string()).unwrap();
+        let relay = Process::spawn(
+            "relay",
+            &relay_config,
+            dir.path().join("relay.log"),
+            &[("RUST_LOG", "debug")],
+        );
+        let relay_url = format!("http://127.0.0.1:{relay_port}");
+        wait_http(&format!("{relay_url}/health"));
+        Stack {
+            dir,
+            enclave,
+            relay,
+            enclave_port,
+            relay_url,
+            api_key: API_KEY.into(),
+        }
+    }
+
+    /// Stops the enclave and starts a new one (new keys) on the same port.
+    pub fn restart_enclave(&mut self) {
+        self.enclave.stop();
+        self.enclave = start_enclave(self.dir.path(), self.enclave_port);
+    }
+
+    pub fn client(&self) -> client::Client {
+        client::Client::new(&self.relay_url, Some(self.api_key.clone()))
+    }
+
+    pub fn relay_data_dir(&self) -> PathBuf {
+        self.dir.path().join("relay-data")
+    }
+}
+
+fn start_enclave(dir: &Path, port: u16) -> Process {
+    let config_path = dir.join("enclave.json");
+    let config = serde_json::json!({
+        "listen": format!("127.0.0.1:{port}"),
+        // No configfs-tsm here: the enclave must report tdx_quote_unavailable.
+        "tsmRoot": dir.join("no-tsm"),
+        "modelTimeoutSecs": 240,
+        "models": {
+            "gpt-oss:20b": {"endpoint": llm_base_url(), "upstreamModel": "smollm2-135m", "maxTokens": 16}
+        }
+    });
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let p = Process::spawn(
+        "enclave",
+        &config_path,
+        dir.join(format!("enclave-{port}-{}.log", unique())),
+        &[],
+    );
+    wait_http(&format!("http://127.0.0.1:{port}/public-key"));
+    p
+}
+
+fn unique() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}

@@ -1,0 +1,135 @@
+//! HTTP access to the relay's public routes.
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use shared::address::{Address, default_program_id};
+use shared::wire::{AttestationResponse, PublicKeyResponse, codes};
+use shared::{b64, sha256};
+
+use crate::error::ClientError;
+use crate::key_cache::{CachedKey, KeyCache};
+
+pub struct Client {
+    pub(crate) base: String,
+    pub(crate) api_key: Option<String>,
+    pub(crate) http: reqwest::Client,
+    pub program_id: Address,
+    pub(crate) keys: KeyCache,
+}
+
+impl Client {
+    pub fn new(base: &str, api_key: Option<String>) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(600))
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .expect("static reqwest configuration is valid");
+        Client {
+            base: base.trim_end_matches('/').to_string(),
+            api_key,
+            http,
+            program_id: default_program_id(),
+            keys: KeyCache::default(),
+        }
+    }
+
+    pub fn with_program_id(mut self, program_id: Address) -> Self {
+        self.program_id = program_id;
+        self
+    }
+
+    pub fn with_key_cache(mut self, cache: KeyCache) -> Self {
+        self.keys = cache;
+        self
+    }
+
+    /// Turns a relay answer into `T`, or into the error the body names.
+    pub(crate) async fn read<T: DeserializeOwned>(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<T, ClientError> {
+        let status = response.status().as_u16();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
+        if status == 200 {
+            return serde_json::from_slice(&bytes)
+                .map_err(|e| ClientError::Malformed(e.to_string()));
+        }
+        let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        let code = body["error"].as_str().unwrap_or("unknown").to_string();
+        if code == codes::TEE_UNREACHABLE {
+            let endpoint = body["teeEndpoint"].as_str().unwrap_or_default().to_string();
+            return Err(ClientError::TeeUnreachable { endpoint });
+        }
+        let message = body["message"].as_str().unwrap_or_default().to_string();
+        Err(ClientError::Refused {
+            status,
+            code,
+            message,
+        })
+    }
+
+    pub(crate) async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        let response = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
+        self.read(response).await
+    }
+
+    /// `GET /tee/public-key`, with its self-consistency checked.
+    pub async fn public_key(&self) -> Result<PublicKeyResponse, ClientError> {
+        let key: PublicKeyResponse = self.get("/tee/public-key").await?;
+        let raw: [u8; 32] = b64::decode_array(&key.public_key)
+            .ok_or(ClientError::BadKey("publicKey is not 32 bytes"))?;
+        if key.public_key_sha256 != hex::encode(sha256(&raw)) {
+            return Err(ClientError::BadKey(
+                "publicKeySha256 does not match publicKey",
+            ));
+        }
+        if key.algorithm != "x25519" {
+            return Err(ClientError::BadKey("algorithm is not x25519"));
+        }
+        Ok(key)
+    }
+
+    /// `GET /tee/attestation`. Quote verification against Intel's chain and the published
+    /// measurements is not done here yet; the key binding values are checked.
+    pub async fn attestation(&self) -> Result<AttestationResponse, ClientError> {
+        let a: AttestationResponse = self.get("/tee/attestation").await?;
+        let raw: [u8; 32] = b64::decode_array(&a.tee_public_key)
+            .ok_or(ClientError::BadKey("teePublicKey is not 32 bytes"))?;
+        let expected = shared::quote::binding_report_data(&[&raw]);
+        if a.tee_public_key_sha256 != hex::encode(sha256(&raw))
+            || a.report_data_hex != hex::encode(expected)
+        {
+            return Err(ClientError::BadKey(
+                "reportDataHex is not sha256(teePublicKey)",
+            ));
+        }
+        Ok(a)
+    }
+
+    /// The enclave key to encrypt to: cached, or fetched and cached.
+    pub(crate) async fn enclave_key(&self) -> Result<[u8; 32], ClientError> {
+        if let Some(cached) = self.keys.get() {
+            return Ok(cached.tee_public_key);
+        }
+        let key = self.public_key().await?;
+        let raw: [u8; 32] = b64::decode_array(&key.public_key)
+            .ok_or(ClientError::BadKey("publicKey is not 32 bytes"))?;
+        self.keys.set(CachedKey {
+            tee_public_key: raw,
+        });
+        Ok(raw)
+    }
+
+    pub(crate) fn drop_cached_key(&self) {
+        self.keys.clear();
+    }
+}

@@ -1,0 +1,203 @@
+//! Private chat: seal the prompt, send it through the relay, open the reply, and check the
+//! receipt against what was sent.
+
+use rand_core::OsRng;
+use shared::envelope::{self, Envelope, PromptPlaintext};
+use shared::receipt::Receipt;
+use shared::wire::{OnchainAttestation, ProcessRequest, ProcessResponse, ReplyPlaintext, Usage};
+use shared::{b64, hpke, reply};
+
+use crate::api::Client;
+use crate::error::ClientError;
+
+#[derive(Debug, Clone, Default)]
+pub struct ChatOptions {
+    pub model: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+/// A decrypted reply whose receipt passed every check in [`check`].
+#[derive(Debug, Clone)]
+pub struct ChatOutcome {
+    pub reply: String,
+    pub model: String,
+    pub provider: String,
+    pub usage: Usage,
+    pub receipt: Receipt,
+    pub onchain: OnchainAttestation,
+    /// Whether the enclave attached a TDX quote (none without TDX hardware).
+    pub quote_present: bool,
+    /// True when the first attempt hit a stale key and the call was retried.
+    pub retried: bool,
+}
+
+/// What the client sent, kept to check the answer.
+struct Sent {
+    envelope: Envelope,
+    context: hpke::Context,
+    tee_key: [u8; 32],
+}
+
+impl Client {
+    /// Sends `prompt` privately. After `tee_unreachable`, `decrypt_failed` or a reply that does
+    /// not decrypt, drops the cached enclave key, refetches it and retries once.
+    pub async fn chat(
+        &self,
+        prompt: &str,
+        options: &ChatOptions,
+    ) -> Result<ChatOutcome, ClientError> {
+        match self.chat_once(prompt, options).await {
+            Err(e) if e.means_stale_key() => {
+                self.drop_cached_key();
+                let mut outcome = self.chat_once(prompt, options).await?;
+                outcome.retried = true;
+                Ok(outcome)
+            }
+            other => other,
+        }
+    }
+
+    async fn chat_once(
+        &self,
+        prompt: &str,
+        options: &ChatOptions,
+    ) -> Result<ChatOutcome, ClientError> {
+        let tee_key = self.enclave_key().await?;
+        let mut plaintext = PromptPlaintext::from_prompt(prompt, unix_now());
+        plaintext.max_tokens = options.max_tokens;
+        plaintext.temperature = options.temperature;
+        let bytes =
+            zeroize::Zeroizing::new(serde_json::to_vec(&plaintext).expect("plaintext serialises"));
+        let (envelope, context) = envelope::seal(&tee_key, &bytes, &mut OsRng)
+            .map_err(|_| ClientError::BadKey("enclave key is not usable"))?;
+        let request = ProcessRequest {
+            encrypted_prompt: envelope.to_json_string(),
+            model: options.model.clone(),
+        };
+
+        let mut http = self
+            .http
+            .post(format!("{}/tee/process", self.base))
+            .json(&request);
+        if let Some(key) = &self.api_key {
+            http = http.bearer_auth(key);
+        }
+        let response = http
+            .send()
+            .await
+            .map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
+        let response: ProcessResponse = self.read(response).await?;
+        check(
+            &Sent {
+                envelope,
+                context,
+                tee_key,
+            },
+            response,
+            &self.program_id,
+        )
+    }
+}
+
+/// Every check a client makes on a chat answer. The relay could have swapped, dropped or
+/// replayed anything; the receipt inside the encrypted reply is what the enclave signed.
+fn check(
+    sent: &Sent,
+    response: ProcessResponse,
+    program_id: &shared::address::Address,
+) -> Result<ChatOutcome, ClientError> {
+    if !response.success {
+        return Err(ClientError::Malformed("success is false".into()));
+    }
+    let opened = reply::open(
+        &sent.context,
+        &sent.envelope.enc,
+        &response.encrypted_response,
+    )
+    .map_err(|_| ClientError::ReplyUndecryptable)?;
+    let inner: ReplyPlaintext =
+        serde_json::from_slice(&opened).map_err(|e| ClientError::Malformed(e.to_string()))?;
+    if inner.receipt != response.receipt {
+        return Err(ClientError::Mismatch(
+            "the relay's receipt differs from the one inside the encrypted reply",
+        ));
+    }
+    let verified = inner.receipt.verify(program_id)?;
+    let body = &verified.body;
+    if body.prompt_hash != sent.envelope.ciphertext_hash() {
+        return Err(ClientError::Mismatch("receipt is for another ciphertext"));
+    }
+    if body.nonce != sent.envelope.nonce {
+        return Err(ClientError::Mismatch("receipt nonce differs from ours"));
+    }
+    if body.client_pubkey != sent.envelope.enc {
+        return Err(ClientError::Mismatch(
+            "receipt client key differs from ours",
+        ));
+    }
+    if body.tee_pubkey != sent.tee_key {
+        return Err(ClientError::Mismatch(
+            "receipt enclave key differs from the key we encrypted to",
+        ));
+    }
+    if inner.model != body.model || response.model != body.model {
+        return Err(ClientError::Mismatch(
+            "model differs between reply, response and receipt",
+        ));
+    }
+    // The binding the quote attests: report_data = sha256(tee_pubkey ‖ enclave_pubkey).
+    let attestation = &response.attestation;
+    let expected_rd =
+        shared::quote::binding_report_data(&[&sent.tee_key, &verified.enclave_pubkey]);
+    if attestation.report_data_hex != hex::encode(expected_rd)
+        || attestation.enclave_public_key != b64::encode(verified.enclave_pubkey)
+        || attestation.tee_public_key != b64::encode(sent.tee_key)
+    {
+        return Err(ClientError::Mismatch(
+            "attestation does not bind the receipt's keys",
+        ));
+    }
+    if let Some(q) = &attestation.tdx_quote {
+        let quote = b64::decode(&q.quote)
+            .map_err(|_| ClientError::Malformed("quote is not base64".into()))?;
+        if shared::quote::report_data(&quote).ok() != Some(expected_rd) {
+            return Err(ClientError::Mismatch(
+                "quote report_data does not bind the receipt's keys",
+            ));
+        }
+        if attestation.tdx_quote_hash != hex::encode(shared::sha256(&quote))
+            || inner.receipt.tdx_quote_hash != attestation.tdx_quote_hash
+        {
+            return Err(ClientError::Mismatch(
+                "receipt tdxQuoteHash differs from the quote",
+            ));
+        }
+    }
+    let onchain = response
+        .onchain_attestation
+        .ok_or(ClientError::Malformed("no onchainAttestation".into()))?;
+    if onchain.address != inner.receipt.address
+        || onchain.encrypted_prompt_hash != inner.receipt.encrypted_prompt_hash
+    {
+        return Err(ClientError::Mismatch(
+            "onchainAttestation differs from the receipt",
+        ));
+    }
+    Ok(ChatOutcome {
+        reply: inner.reply,
+        model: inner.model,
+        provider: response.provider,
+        usage: inner.usage,
+        receipt: inner.receipt,
+        onchain,
+        quote_present: attestation.tdx_quote.is_some(),
+        retried: false,
+    })
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}

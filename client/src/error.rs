@@ -1,0 +1,37 @@
+use shared::receipt::ReceiptError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot reach the relay at {0}")]
+    RelayUnreachable(String),
+    #[error("the relay cannot reach the enclave ({endpoint})")]
+    TeeUnreachable { endpoint: String },
+    #[error("HTTP {status} {code}: {message}")]
+    Refused {
+        status: u16,
+        code: String,
+        message: String,
+    },
+    #[error("the relay answered with an unexpected body ({0})")]
+    Malformed(String),
+    #[error("the reply does not decrypt with this request's key")]
+    ReplyUndecryptable,
+    #[error("receipt check failed: {0}")]
+    Receipt(#[from] ReceiptError),
+    #[error("receipt does not match the request: {0}")]
+    Mismatch(&'static str),
+    #[error("enclave key check failed: {0}")]
+    BadKey(&'static str),
+}
+
+impl ClientError {
+    /// Errors after which the cached enclave key must be dropped and the call retried once
+    /// (contract §3 rule 4, §7 rule 3).
+    pub fn means_stale_key(&self) -> bool {
+        match self {
+            ClientError::TeeUnreachable { .. } | ClientError::ReplyUndecryptable => true,
+            ClientError::Refused { code, .. } => code == shared::wire::codes::DECRYPT_FAILED,
+            _ => false,
+        }
+    }
+}
