@@ -2,6 +2,8 @@ use super::*;
 use rand_core::OsRng;
 use serde_json::json;
 
+type Edit = Box<dyn FnOnce(&mut serde_json::Map<String, Value>)>;
+
 fn valid() -> serde_json::Map<String, Value> {
     let Value::Object(m) = json!({
         "publicKey": b64::encode([9u8; 32]),
@@ -36,10 +38,7 @@ fn valid_envelope_parses_and_round_trips() {
 #[test]
 fn every_malformation_has_its_own_error() {
     use EnvelopeError::*;
-    let cases: Vec<(
-        Box<dyn FnOnce(&mut serde_json::Map<String, Value>)>,
-        EnvelopeError,
-    )> = vec![
+    let cases: Vec<(Edit, EnvelopeError)> = vec![
         (
             Box::new(|m| {
                 m.remove("publicKey");

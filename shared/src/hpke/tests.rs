@@ -67,8 +67,7 @@ fn rfc9180_a21_encryptions_and_exports() {
 
     let encryptions = v["encryptions"].as_array().unwrap();
     assert!(encryptions.len() >= 6);
-    let mut expected_seq = 0;
-    for e in encryptions {
+    for (expected_seq, e) in (0u64..).zip(encryptions) {
         // The vectors are consecutive sequence numbers; seal/open advance one each.
         assert_eq!(e["seq"].as_u64(), Some(expected_seq));
         let nonce = sender.clone_nonce_for_test();
@@ -81,7 +80,6 @@ fn rfc9180_a21_encryptions_and_exports() {
         assert_eq!(ct, h(e, "ct"), "ct at seq {expected_seq}");
         let pt = receiver.open(&h(e, "aad"), &ct).unwrap();
         assert_eq!(pt.as_slice(), h(e, "pt"));
-        expected_seq += 1;
     }
 
     let exports = v["exports"].as_array().unwrap();

@@ -1,0 +1,33 @@
+# The two commands the README names: `make run` and `make test`. Everything else supports them.
+SHELL := /bin/bash
+LLM_DIR ?= .cache/llm
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: run test build llm lint bench clean
+
+## Start model server + enclave + relay on embedded defaults; Ctrl-C stops everything.
+run: build llm
+	@tools/run.sh
+
+## Every test: unit, known-answer vectors, storage (SQLite, and PostgreSQL when DATABASE_URL
+## is set) and end to end against the real model server.
+test: build llm lint
+	@tools/test.sh
+
+build:
+	cargo build --locked --bins
+
+llm:
+	@tools/llm/install.sh $(LLM_DIR)
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --locked --workspace --all-targets -- -D warnings
+
+## Criterion benchmarks of the enclave's per-request crypto (results: docs/benchmarks.md).
+bench:
+	cargo bench --locked -p shared --bench crypto
+
+clean:
+	cargo clean
+	rm -rf .cache data

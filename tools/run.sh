@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `make run`: model server, enclave and relay on embedded defaults, all on 127.0.0.1.
+# Prints how to use it; Ctrl-C stops everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+LLM_DIR=${LLM_DIR:-.cache/llm}
+RUN_DIR=$ROOT/.cache/run
+LLM_PORT=${LLM_PORT:-18080}
+ENCLAVE_PORT=${ENCLAVE_PORT:-7070}
+RELAY_PORT=${RELAY_PORT:-8787}
+mkdir -p "$RUN_DIR"
+
+API_KEY=sk_svc_$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+
+cat >"$RUN_DIR/enclave.json" <<JSON
+{
+  "listen": "127.0.0.1:$ENCLAVE_PORT",
+  "models": {
+    "gpt-oss:20b": {"endpoint": "http://127.0.0.1:$LLM_PORT/v1", "upstreamModel": "smollm2-135m", "maxTokens": 128}
+  }
+}
+JSON
+cat >"$RUN_DIR/relay.json" <<JSON
+{
+  "listen": "127.0.0.1:$RELAY_PORT",
+  "enclaveUrl": "http://127.0.0.1:$ENCLAVE_PORT",
+  "dataDir": "$ROOT/data",
+  "apiKeys": ["$API_KEY"]
+}
+JSON
+
+pids=()
+cleanup() {
+  trap - EXIT INT TERM
+  echo; echo "stopping..."
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  tools/llm/stop.sh "$LLM_DIR" >/dev/null 2>&1 || true
+  echo "stopped."
+}
+trap cleanup EXIT INT TERM
+
+tools/llm/start.sh "$LLM_DIR" "$LLM_PORT" >/dev/null
+target/debug/enclave --config "$RUN_DIR/enclave.json" 2>"$RUN_DIR/enclave.log" &
+pids+=($!)
+target/debug/relay --config "$RUN_DIR/relay.json" 2>"$RUN_DIR/relay.log" &
+pids+=($!)
+
+for _ in $(seq 1 100); do
+  curl -sf "http://127.0.0.1:$RELAY_PORT/tee/public-key" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -sf "http://127.0.0.1:$RELAY_PORT/tee/public-key" >/dev/null || { echo "relay/enclave did not start; see $RUN_DIR/*.log"; exit 1; }
+
+cat <<MSG
+
+  Private inference service running (development mode: no TDX, so no hardware quote).
+    relay    http://127.0.0.1:$RELAY_PORT     (logs: .cache/run/relay.log)
+    enclave  http://127.0.0.1:$ENCLAVE_PORT     (logs: .cache/run/enclave.log)
+    model    http://127.0.0.1:$LLM_PORT/v1  SmolLM2-135M via llama.cpp, serving gpt-oss:20b
+
+  Try, in another terminal:
+
+    target/debug/svc --relay http://127.0.0.1:$RELAY_PORT --api-key $API_KEY chat "What is the capital of France?"
+
+  then look the receipt up by the address it prints:
+
+    target/debug/svc --relay http://127.0.0.1:$RELAY_PORT receipt <address>
+
+  Ctrl-C stops everything.
+MSG
+wait -n "${pids[@]}"
+echo "a service exited; see $RUN_DIR/*.log"

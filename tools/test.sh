@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every test with the real model server up for the end-to-end suite, then stops it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LLM_DIR=${LLM_DIR:-.cache/llm}
+PORT=${LLM_TEST_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
+
+# The model server stays quick enough while tests run if it keeps one thread for itself.
+export LLM_THREADS=${LLM_THREADS:-1}
+tools/llm/start.sh "$LLM_DIR" "$PORT" >/dev/null
+trap 'tools/llm/stop.sh "$LLM_DIR" >/dev/null 2>&1 || true' EXIT
+export LLM_BASE_URL="http://127.0.0.1:$PORT/v1"
+
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --locked --workspace --no-fail-fast
+  cargo test --locked --workspace --doc
+else
+  cargo test --locked --workspace --no-fail-fast
+fi
