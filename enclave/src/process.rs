@@ -97,9 +97,12 @@ impl Enclave {
                 "envelope is sealed to another enclave key; fetch the current key",
             ));
         }
-        let (plaintext, hpke_ctx) = envelope.open(self.keys.x25519()).map_err(|_| {
-            ProcessError::DecryptFailed("envelope does not decrypt with this enclave's key")
-        })?;
+        let (plaintext, hpke_ctx) =
+            envelope
+                .open(self.keys.x25519(), &tee_public)
+                .map_err(|_| {
+                    ProcessError::DecryptFailed("envelope does not decrypt with this enclave's key")
+                })?;
         let prompt = PromptPlaintext::parse(&plaintext).map_err(ProcessError::InvalidPrompt)?;
         drop(plaintext);
 

@@ -35,17 +35,30 @@ fn benches(c: &mut Criterion) {
     let (env, _) = envelope::seal(&pk, &pt, &mut OsRng).unwrap();
     let wire = env.to_json_string();
     let reply_pt = vec![b'r'; 1024];
-    let ctx = ReceiptContext { program_id: default_program_id(), timestamp: 1, tdx_quote_hash: Some([7; 32]) };
+    let ctx = ReceiptContext {
+        program_id: default_program_id(),
+        timestamp: 1,
+        tdx_quote_hash: Some([7; 32]),
+    };
 
     c.bench_function("envelope_open_4KiB (parse + HPKE open)", |b| {
         b.iter(|| {
             let env = Envelope::parse(black_box(&wire)).unwrap();
-            black_box(env.open(&sk).unwrap())
+            black_box(env.open(&sk, &pk).unwrap())
         })
     });
 
-    let (_, hpke_ctx) = env.open(&sk).unwrap();
-    c.bench_function("reply_seal_1KiB", |b| b.iter(|| black_box(reply::seal(&hpke_ctx, &env.enc, black_box(&reply_pt), &mut OsRng))));
+    let (_, hpke_ctx) = env.open(&sk, &pk).unwrap();
+    c.bench_function("reply_seal_1KiB", |b| {
+        b.iter(|| {
+            black_box(reply::seal(
+                &hpke_ctx,
+                &env.enc,
+                black_box(&reply_pt),
+                &mut OsRng,
+            ))
+        })
+    });
 
     let receipt_body = body(&env, pk);
     c.bench_function("receipt_sign (incl. address)", |b| {
@@ -63,18 +76,23 @@ fn benches(c: &mut Criterion) {
     });
 
     let hash = env.ciphertext_hash();
-    c.bench_function("address_derivation", |b| b.iter(|| black_box(receipt_address(black_box(&hash), &ctx.program_id))));
-
-    c.bench_function("enclave_request_crypto (open 4KiB + sign receipt + seal reply)", |b| {
-        b.iter(|| {
-            let env = Envelope::parse(black_box(&wire)).unwrap();
-            let (_pt, hpke_ctx) = env.open(&sk).unwrap();
-            let r = Receipt::issue(&body(&env, pk), &signer, &ctx).unwrap();
-            let mut plain = serde_json::to_vec(&r).unwrap();
-            plain.extend_from_slice(&reply_pt);
-            black_box(reply::seal(&hpke_ctx, &env.enc, &plain, &mut OsRng))
-        })
+    c.bench_function("address_derivation", |b| {
+        b.iter(|| black_box(receipt_address(black_box(&hash), &ctx.program_id)))
     });
+
+    c.bench_function(
+        "enclave_request_crypto (open 4KiB + sign receipt + seal reply)",
+        |b| {
+            b.iter(|| {
+                let env = Envelope::parse(black_box(&wire)).unwrap();
+                let (_pt, hpke_ctx) = env.open(&sk, &pk).unwrap();
+                let r = Receipt::issue(&body(&env, pk), &signer, &ctx).unwrap();
+                let mut plain = serde_json::to_vec(&r).unwrap();
+                plain.extend_from_slice(&reply_pt);
+                black_box(reply::seal(&hpke_ctx, &env.enc, &plain, &mut OsRng))
+            })
+        },
+    );
 }
 
 criterion_group!(crypto, benches);

@@ -152,13 +152,14 @@ impl Envelope {
         crate::sha256(&self.ciphertext)
     }
 
-    /// Opens the envelope with the enclave's key. Returns the plaintext and the HPKE context,
-    /// which the enclave keeps to seal the reply (DESIGN.md §4.2).
+    /// Opens the envelope with the enclave's key pair. Returns the plaintext and the HPKE
+    /// context, which the enclave keeps to seal the reply (DESIGN.md §4.2).
     pub fn open(
         &self,
         sk: &StaticSecret,
+        pk: &[u8; 32],
     ) -> Result<(Zeroizing<Vec<u8>>, hpke::Context), hpke::HpkeError> {
-        let mut ctx = hpke::setup_receiver(&self.enc, sk, &info(&self.nonce))?;
+        let mut ctx = hpke::setup_receiver(&self.enc, sk, pk, &info(&self.nonce))?;
         let pt = ctx.open(b"", &self.ciphertext)?;
         Ok((pt, ctx))
     }

@@ -212,15 +212,21 @@ pub fn setup_sender(
     setup_sender_with_ephemeral(pk_r, info, &sk_e)
 }
 
-/// SetupBaseR: decapsulates `enc` with the recipient's key.
+/// SetupBaseR: decapsulates `enc` with the recipient's key pair. The public half is passed in
+/// because the recipient already holds it: deriving it again costs a scalar multiplication.
 pub fn setup_receiver(
     enc: &[u8; N_ENC],
     sk_r: &StaticSecret,
+    pk_r: &[u8; 32],
     info: &[u8],
 ) -> Result<Context, HpkeError> {
-    let pk_r = PublicKey::from(sk_r).to_bytes();
+    debug_assert_eq!(
+        PublicKey::from(sk_r).to_bytes(),
+        *pk_r,
+        "pk_r must belong to sk_r"
+    );
     let dh = dh(sk_r, enc)?;
-    let shared = extract_and_expand(&dh, enc, &pk_r);
+    let shared = extract_and_expand(&dh, enc, pk_r);
     Ok(Context::key_schedule(&shared, info))
 }
 

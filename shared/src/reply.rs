@@ -104,7 +104,7 @@ mod tests {
     fn pair() -> (envelope::Envelope, hpke::Context, hpke::Context) {
         let (sk, pk) = hpke::generate_key_pair(&mut OsRng);
         let (env, client_ctx) = envelope::seal(&pk, br#"{"prompt":"hi"}"#, &mut OsRng).unwrap();
-        let (_, enclave_ctx) = env.open(&sk).unwrap();
+        let (_, enclave_ctx) = env.open(&sk, &pk).unwrap();
         (env, client_ctx, enclave_ctx)
     }
 

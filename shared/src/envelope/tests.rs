@@ -196,7 +196,7 @@ fn seal_then_open() {
     let (env, _) = seal(&pk, &pt, &mut OsRng).unwrap();
     assert_eq!(env.key_id, Some(crate::sha256(&pk)));
     let parsed = Envelope::parse(&env.to_json_string()).unwrap();
-    let (opened, _) = parsed.open(&sk).unwrap();
+    let (opened, _) = parsed.open(&sk, &pk).unwrap();
     assert_eq!(opened.as_slice(), pt.as_slice());
     let p = PromptPlaintext::parse(&opened).unwrap();
     assert_eq!(
@@ -213,15 +213,15 @@ fn nonce_is_bound_into_info() {
     let (sk, pk) = hpke::generate_key_pair(&mut OsRng);
     let (mut env, _) = seal(&pk, b"{}", &mut OsRng).unwrap();
     env.nonce[0] ^= 1;
-    assert!(env.open(&sk).is_err());
+    assert!(env.open(&sk, &pk).is_err());
 }
 
 #[test]
 fn wrong_key_or_tampered_ciphertext_fails() {
     let (_, pk) = hpke::generate_key_pair(&mut OsRng);
-    let (other_sk, _) = hpke::generate_key_pair(&mut OsRng);
+    let (other_sk, other_pk) = hpke::generate_key_pair(&mut OsRng);
     let (env, _) = seal(&pk, b"{}", &mut OsRng).unwrap();
-    assert!(env.open(&other_sk).is_err());
+    assert!(env.open(&other_sk, &other_pk).is_err());
 }
 
 #[test]

@@ -50,7 +50,7 @@ fn rfc9180_a21_setup() {
     assert_eq!(sender.base_nonce.as_slice(), h(&v, "base_nonce"));
     assert_eq!(sender.exporter_secret.as_slice(), h(&v, "exporter_secret"));
 
-    let receiver = setup_receiver(&enc, &sk_r, &info).unwrap();
+    let receiver = setup_receiver(&enc, &sk_r, &pk_r, &info).unwrap();
     assert_eq!(receiver.key, sender.key);
     assert_eq!(receiver.base_nonce, sender.base_nonce);
     assert_eq!(receiver.exporter_secret, sender.exporter_secret);
@@ -63,7 +63,7 @@ fn rfc9180_a21_encryptions_and_exports() {
     let (sk_r, pk_r) = derive_key_pair(&h(&v, "ikmR"));
     let info = h(&v, "info");
     let (enc, mut sender) = setup_sender_with_ephemeral(&pk_r, &info, &sk_e).unwrap();
-    let mut receiver = setup_receiver(&enc, &sk_r, &info).unwrap();
+    let mut receiver = setup_receiver(&enc, &sk_r, &pk_r, &info).unwrap();
 
     let encryptions = v["encryptions"].as_array().unwrap();
     assert!(encryptions.len() >= 6);
@@ -108,7 +108,7 @@ impl Context {
 fn open_failure_does_not_advance_sequence() {
     let (sk_r, pk_r) = generate_key_pair(&mut rand_core::OsRng);
     let (enc, mut s) = setup_sender(&pk_r, b"info", &mut rand_core::OsRng).unwrap();
-    let mut r = setup_receiver(&enc, &sk_r, b"info").unwrap();
+    let mut r = setup_receiver(&enc, &sk_r, &pk_r, b"info").unwrap();
     let ct = s.seal(b"", b"hello").unwrap();
     let mut bad = ct.clone();
     bad[0] ^= 1;
@@ -118,13 +118,13 @@ fn open_failure_does_not_advance_sequence() {
 
 #[test]
 fn small_order_keys_are_refused() {
-    let (sk_r, _) = generate_key_pair(&mut rand_core::OsRng);
+    let (sk_r, pk_r) = generate_key_pair(&mut rand_core::OsRng);
     // The all-zero point and the order-8 point 1 give an all-zero shared secret.
     let mut one = [0u8; 32];
     one[0] = 1;
     for bad in [[0u8; 32], one] {
         assert_eq!(
-            setup_receiver(&bad, &sk_r, b"").err(),
+            setup_receiver(&bad, &sk_r, &pk_r, b"").err(),
             Some(HpkeError::SmallOrderKey)
         );
         assert_eq!(
