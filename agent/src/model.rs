@@ -177,21 +177,9 @@ impl ModelClient {
         if let Some(key) = &endpoint.api_key {
             req = req.bearer_auth(key.as_str());
         }
-        let response = req.send().await.map_err(|e| {
-            Attempt::Failed(if e.is_timeout() {
-                ModelError::Timeout
-            } else {
-                ModelError::Unreachable
-            })
-        })?;
+        let response = req.send().await.map_err(transport_error)?;
         let status = response.status();
-        let bytes = response.bytes().await.map_err(|e| {
-            Attempt::Failed(if e.is_timeout() {
-                ModelError::Timeout
-            } else {
-                ModelError::Unreachable
-            })
-        })?;
+        let bytes = response.bytes().await.map_err(transport_error)?;
         if !status.is_success() {
             if is_warming_up(status.as_u16(), &bytes) {
                 return Err(Attempt::WarmingUp);
@@ -220,6 +208,14 @@ impl ModelClient {
 enum Attempt {
     WarmingUp,
     Failed(ModelError),
+}
+
+fn transport_error(e: reqwest::Error) -> Attempt {
+    Attempt::Failed(if e.is_timeout() {
+        ModelError::Timeout
+    } else {
+        ModelError::Unreachable
+    })
 }
 
 /// The retryable answers of an idle node: the contract's message, or llama.cpp's 503 while
