@@ -156,6 +156,40 @@ async fn chat_round_trip_with_real_model_and_every_lookup() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn key_and_attestation_through_the_relay() {
+    let stack = Stack::start();
+    let (s, key) = get(&format!("{}/tee/public-key", stack.relay_url)).await;
+    assert_eq!(s, 200);
+    assert_eq!(key["algorithm"], "x25519");
+    assert_eq!(key["teeType"], "TDX-HOSTED");
+    assert!(
+        key.get("success").is_none(),
+        "contract: no success field on key reads"
+    );
+    let raw = shared::b64::decode(key["publicKey"].as_str().unwrap()).unwrap();
+    assert_eq!(raw.len(), 32);
+    assert_eq!(key["publicKeySha256"], hex::encode(shared::sha256(&raw)));
+
+    let (s, att) = get(&format!("{}/tee/attestation", stack.relay_url)).await;
+    assert_eq!(s, 200);
+    // No configfs-tsm provider here: the key is still served, the quote is null with the reason.
+    assert!(att["tdxQuote"].is_null());
+    assert_eq!(att["tdxQuoteError"], "tdx_quote_unavailable");
+    assert_eq!(att["teePublicKey"], key["publicKey"]);
+    assert_eq!(att["teePublicKeySha256"], key["publicKeySha256"]);
+    assert_eq!(
+        att["reportDataHex"],
+        format!(
+            "{}{}",
+            key["publicKeySha256"].as_str().unwrap(),
+            "0".repeat(64)
+        )
+    );
+    assert!(att["generatedAt"].as_str().unwrap().ends_with('Z'));
+    assert!(att.get("success").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn tampered_ciphertext_is_refused_and_leaves_no_receipt() {
     let stack = Stack::start();
     let mut env = sealed_envelope(&stack, "tamper me").await;
@@ -214,7 +248,21 @@ async fn the_same_envelope_twice_gives_one_receipt() {
     assert_eq!(second, 409);
     assert_eq!(refused["success"], false);
     assert_eq!(refused["error"], "replay_detected");
+    // The enclave itself refused (before calling the model), not only the relay's unique index.
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("already used"),
+        "{refused}"
+    );
     assert_eq!(receipt_rows(&stack).await, 1);
+    let enclave_log = stack.enclave.log_text();
+    assert_eq!(
+        enclave_log.matches("process refused").count(),
+        1,
+        "{enclave_log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
