@@ -9,6 +9,8 @@
 pub mod address;
 pub mod b64;
 pub mod catalog;
+#[cfg(feature = "dev-quotes")]
+pub mod dev_quote;
 pub mod envelope;
 pub mod hpke;
 pub mod ledger;

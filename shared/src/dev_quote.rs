@@ -1,0 +1,1 @@
+//! Development quote provider (feature `dev-quotes`). Being written.
