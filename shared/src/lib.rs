@@ -7,6 +7,8 @@
 #![forbid(unsafe_code)]
 
 pub mod address;
+#[cfg(feature = "verify")]
+pub mod attest;
 pub mod b64;
 pub mod catalog;
 #[cfg(feature = "dev-quotes")]

@@ -39,3 +39,57 @@ mod tests {
         assert_eq!(rfc3339(4_102_444_799), "2099-12-31T23:59:59Z");
     }
 }
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (UTC only) to unix seconds.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    if !text.ends_with('Z') || !(b.len() == 20 || b[19] == b'.') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<u32>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let days = days_from_civil(i64::from(y), mo, d);
+    u64::try_from(days * 86_400 + i64::from(h * 3600 + mi * 60 + s)).ok()
+}
+
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::{parse_rfc3339, rfc3339};
+
+    #[test]
+    fn round_trips_and_refusals() {
+        for t in [0u64, 951_782_400, 1_750_377_600, 4_102_444_799] {
+            assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
+        }
+        assert_eq!(
+            parse_rfc3339("2025-07-19T10:16:03.123Z"),
+            Some(1_752_920_163)
+        );
+        assert_eq!(parse_rfc3339("2025-07-19T10:16:03+01:00"), None);
+        assert_eq!(parse_rfc3339("2025-13-19T10:16:03Z"), None);
+        assert_eq!(parse_rfc3339("garbage"), None);
+    }
+}

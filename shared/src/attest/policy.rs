@@ -1,0 +1,49 @@
+//! What a verifier accepts: the trust root, TCB statuses, the reference values and the key
+//! binding it expects.
+
+use super::measurements::Measurements;
+
+/// Whose root certificate anchors the PCK chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustRoot {
+    /// Intel's SGX/TDX root CA (production).
+    Intel,
+    /// A development root (DER), trusted only because the caller named it explicitly.
+    Dev(Vec<u8>),
+}
+
+/// What `report_data` must bind (contract §2.4b).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// `GET /tee/attestation`: sha256(X25519 key).
+    PublicKey([u8; 32]),
+    /// Per-request quote: sha256(X25519 key ‖ ed25519 key).
+    Keys { tee: [u8; 32], enclave: [u8; 32] },
+}
+
+impl Binding {
+    pub fn report_data(&self) -> [u8; 64] {
+        match self {
+            Binding::PublicKey(k) => crate::quote::binding_report_data(&[k]),
+            Binding::Keys { tee, enclave } => crate::quote::binding_report_data(&[tee, enclave]),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub root: TrustRoot,
+    /// TCB statuses accepted (dcap-qvl's names); default `UpToDate` only.
+    pub allowed_tcb_statuses: Vec<String>,
+    pub measurements: Measurements,
+}
+
+impl Policy {
+    pub fn new(root: TrustRoot, measurements: Measurements) -> Self {
+        Policy {
+            root,
+            allowed_tcb_statuses: vec!["UpToDate".into()],
+            measurements,
+        }
+    }
+}

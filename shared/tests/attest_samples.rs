@@ -1,0 +1,245 @@
+//! The policy verifier on real DCAP quotes at their fixed verification times
+//! (`../shared/test-vectors/dcap-qvl-samples/README.md`).
+#![cfg(feature = "verify")]
+
+use dcap_qvl::quote::Quote;
+use shared::attest::measurements::{ImageMeasurement, Measurements, Rtmr0Entry};
+use shared::attest::{Binding, Evidence, Policy, TrustRoot, Verdict, verify};
+
+const SAMPLES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/test-vectors/dcap-qvl-samples"
+);
+
+fn read(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{SAMPLES}/{name}")).unwrap()
+}
+
+/// Reference values equal to the quote's own, so only the DCAP result and the binding decide.
+fn measurements_of(quote: &[u8]) -> Measurements {
+    let q = Quote::parse(quote).unwrap();
+    let td = q.report.as_td10().unwrap();
+    let pin = |v: [u8; 48]| (v != [0; 48]).then_some(v);
+    Measurements {
+        schema_version: 1,
+        images: vec![ImageMeasurement {
+            name: "sample".into(),
+            mrtd: td.mr_td,
+            rtmr1: td.rt_mr1,
+            rtmr2: td.rt_mr2,
+        }],
+        rtmr0: vec![Rtmr0Entry {
+            platform: "sample".into(),
+            value: td.rt_mr0,
+        }],
+        mr_config_id: pin(td.mr_config_id),
+        mr_owner: pin(td.mr_owner),
+        mr_owner_config: pin(td.mr_owner_config),
+    }
+}
+
+fn check(
+    quote_file: &str,
+    collateral_file: &str,
+    now: u64,
+) -> shared::attest::VerificationDocument {
+    let quote = read(quote_file);
+    let collateral = String::from_utf8(read(collateral_file)).unwrap();
+    let policy = Policy::new(TrustRoot::Intel, measurements_of(&quote));
+    // The samples bind keys we do not have: the binding check must be the only failure.
+    let evidence = Evidence {
+        quote: &quote,
+        collateral: &collateral,
+        binding: Binding::PublicKey([0; 32]),
+        nonce: None,
+    };
+    verify(&evidence, &policy, now)
+}
+
+#[test]
+fn v4_sample_is_up_to_date_under_intel_root() {
+    let doc = check("tdx_quote", "tdx_quote_collateral.json", 1_750_377_600);
+    assert!(doc.check("dcap").unwrap().ok, "{doc:#?}");
+    assert_eq!(doc.tcb_status.as_deref(), Some("UpToDate"));
+    assert_eq!(doc.trust_root, "intel");
+    for name in [
+        "tee_type",
+        "debug_off",
+        "mrtd",
+        "rtmr1",
+        "rtmr2",
+        "rtmr0",
+        "mr_config_id",
+        "tcb_status",
+    ] {
+        assert!(doc.check(name).unwrap().ok, "{name}: {doc:#?}");
+    }
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Reject, Some("binding_mismatch"))
+    );
+    assert!(
+        doc.check("mrtd")
+            .unwrap()
+            .actual
+            .as_deref()
+            .unwrap()
+            .starts_with("91eb2b44")
+    );
+    assert!(doc.valid_until.unwrap() > 1_750_377_600);
+}
+
+#[test]
+fn v4_sample_later_has_expired_collateral() {
+    let doc = check("tdx_quote", "tdx_quote_collateral.json", 1_771_459_200);
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Reject, Some("collateral_expired"))
+    );
+}
+
+#[test]
+fn v5_td15ex_sample_is_up_to_date() {
+    let doc = check(
+        "tdx_quote_td15ex",
+        "tdx_quote_td15ex_collateral.json",
+        1_791_504_000,
+    );
+    assert!(doc.check("dcap").unwrap().ok, "{doc:#?}");
+    assert_eq!(doc.tcb_status.as_deref(), Some("UpToDate"));
+    // Its MRCONFIGID is non-zero: accepted only because the measurements pin it.
+    assert!(doc.check("mr_config_id").unwrap().ok);
+    assert_eq!(doc.reason.as_deref(), Some("binding_mismatch"));
+}
+
+#[test]
+fn outdated_v5_sample_is_rejected_for_its_tcb_level() {
+    let doc = check(
+        "tdx_quote_outdated",
+        "tdx_quote_outdated_collateral.json",
+        1_771_459_200,
+    );
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Reject, Some("tcb_level_unmatched")),
+        "{doc:#?}"
+    );
+    assert!(
+        doc.check("dcap")
+            .unwrap()
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("No matching TCB level")
+    );
+}
+
+#[test]
+fn sgx_sample_is_rejected_as_not_tdx() {
+    let doc = check_sgx();
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Reject, Some("not_tdx")),
+        "{doc:#?}"
+    );
+}
+
+fn check_sgx() -> shared::attest::VerificationDocument {
+    let quote = read("sgx_quote");
+    let collateral = String::from_utf8(read("sgx_quote_collateral.json")).unwrap();
+    let m = Measurements {
+        schema_version: 1,
+        images: vec![],
+        rtmr0: vec![],
+        mr_config_id: None,
+        mr_owner: None,
+        mr_owner_config: None,
+    };
+    let evidence = Evidence {
+        quote: &quote,
+        collateral: &collateral,
+        binding: Binding::PublicKey([0; 32]),
+        nonce: None,
+    };
+    verify(&evidence, &Policy::new(TrustRoot::Intel, m), 1_750_377_600)
+}
+
+#[test]
+fn hex_samples_parse() {
+    for name in ["tdx-quote.hex", "quote-from-tappd.hex"] {
+        let text = String::from_utf8(read(name)).unwrap();
+        let bytes = hex::decode(text.trim().trim_start_matches("0x")).unwrap();
+        let q = Quote::parse(&bytes).unwrap();
+        assert_eq!(q.header.tee_type, 0x81, "{name}");
+        let td = q.report.as_td10().unwrap();
+        // The tappd quote carries dstack's app events in RTMR3.
+        if name == "quote-from-tappd.hex" {
+            assert_ne!(td.rt_mr3, [0; 48]);
+        }
+        assert_eq!(shared::quote::report_data(&bytes).unwrap(), td.report_data);
+    }
+}
+
+#[test]
+fn malformed_and_oversize_inputs() {
+    let collateral = String::from_utf8(read("tdx_quote_collateral.json")).unwrap();
+    let m = measurements_of(&read("tdx_quote"));
+    let policy = Policy::new(TrustRoot::Intel, m);
+    let big = vec![0u8; 20_000];
+    let doc = verify(
+        &Evidence {
+            quote: &big,
+            collateral: &collateral,
+            binding: Binding::PublicKey([0; 32]),
+            nonce: None,
+        },
+        &policy,
+        1_750_377_600,
+    );
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Malformed, Some("oversize"))
+    );
+    let quote = read("tdx_quote");
+    let doc = verify(
+        &Evidence {
+            quote: &quote[..100],
+            collateral: &collateral,
+            binding: Binding::PublicKey([0; 32]),
+            nonce: None,
+        },
+        &policy,
+        1_750_377_600,
+    );
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Malformed, Some("malformed_quote"))
+    );
+    let doc = verify(
+        &Evidence {
+            quote: &quote,
+            collateral: "{",
+            binding: Binding::PublicKey([0; 32]),
+            nonce: None,
+        },
+        &policy,
+        1_750_377_600,
+    );
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Malformed, Some("malformed_collateral"))
+    );
+    let mut v9 = quote.clone();
+    v9[0] = 9;
+    let doc = verify(
+        &Evidence {
+            quote: &v9,
+            collateral: &collateral,
+            binding: Binding::PublicKey([0; 32]),
+            nonce: None,
+        },
+        &policy,
+        1_750_377_600,
+    );
+    assert_eq!(doc.verdict, Verdict::Unsupported, "{doc:#?}");
+}
