@@ -14,15 +14,16 @@ run: build llm
 test: build llm lint
 	@tools/test.sh
 
+## Development binaries: the enclave can serve dev quotes (only when its config asks).
 build:
-	cargo build --locked --bins
+	cargo build --locked --bins --features enclave/dev-quotes
 
 llm:
 	@tools/llm/install.sh $(LLM_DIR)
 
 lint:
 	cargo fmt --all -- --check
-	cargo clippy --locked --workspace --all-targets -- -D warnings
+	cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 
 ## Criterion benchmarks of the enclave's per-request crypto (results: docs/benchmarks.md).
 bench:

@@ -12,10 +12,14 @@ RELAY_PORT=${RELAY_PORT:-8787}
 mkdir -p "$RUN_DIR"
 
 API_KEY=sk_svc_$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+# Dev quotes: a test PKI from a fresh seed signs real DCAP quote structures. Clients trust it
+# only through --dev-root; it proves nothing about hardware.
+DEV_SEED=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 
 cat >"$RUN_DIR/enclave.json" <<JSON
 {
   "listen": "127.0.0.1:$ENCLAVE_PORT",
+  "devQuotes": {"seed": "$DEV_SEED", "writeRootPem": "$RUN_DIR/dev-root.pem"},
   "models": {
     "gpt-oss:20b": {"endpoint": "http://127.0.0.1:$LLM_PORT/v1", "upstreamModel": "smollm2-135m", "maxTokens": 128}
   }
@@ -55,18 +59,24 @@ curl -sf "http://127.0.0.1:$RELAY_PORT/tee/public-key" >/dev/null || { echo "rel
 
 cat <<MSG
 
-  Private inference service running (development mode: no TDX, so no hardware quote).
+  Private inference service running (development mode: DEV quotes from a test PKI, not TDX).
     relay    http://127.0.0.1:$RELAY_PORT     (logs: .cache/run/relay.log)
     enclave  http://127.0.0.1:$ENCLAVE_PORT     (logs: .cache/run/enclave.log)
     model    http://127.0.0.1:$LLM_PORT/v1  SmolLM2-135M via llama.cpp, serving gpt-oss:20b
 
-  Try, in another terminal:
+  Try, in another terminal (the client verifies the enclave's quote first; the dev root is
+  trusted only because you name it):
 
-    target/debug/svc --relay http://127.0.0.1:$RELAY_PORT --api-key $API_KEY chat "What is the capital of France?"
+    export SVC_RELAY_URL=http://127.0.0.1:$RELAY_PORT SVC_MEASUREMENTS=measurements/dev.json SVC_DEV_ROOT=.cache/run/dev-root.pem
+    target/debug/svc --api-key $API_KEY chat "What is the capital of France?"
 
-  then look the receipt up by the address it prints:
+  the verification document (exit 0 accept, 10 reject; try it without SVC_DEV_ROOT):
 
-    target/debug/svc --relay http://127.0.0.1:$RELAY_PORT receipt <address>
+    target/debug/svc attest
+
+  and the receipt by the address chat prints:
+
+    target/debug/svc receipt <address>
 
   Ctrl-C stops everything.
 MSG

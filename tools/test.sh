@@ -13,7 +13,7 @@ export LLM_BASE_URL="http://127.0.0.1:$PORT/v1"
 
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest skips doctests; the crates have none, so nothing is left out.
-  cargo nextest run --locked --workspace --no-fail-fast
+  cargo nextest run --locked --workspace --all-features --no-fail-fast
 else
-  cargo test --locked --workspace --no-fail-fast
+  cargo test --locked --workspace --all-features --no-fail-fast
 fi

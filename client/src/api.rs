@@ -4,10 +4,11 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use shared::address::{Address, default_program_id};
-use shared::wire::{AttestationResponse, PublicKeyResponse, codes};
+use shared::wire::{PublicKeyResponse, codes};
 use shared::{b64, sha256};
 
 use crate::error::ClientError;
+use crate::attest::AttestOptions;
 use crate::key_cache::{CachedKey, KeyCache};
 
 pub struct Client {
@@ -16,6 +17,7 @@ pub struct Client {
     pub(crate) http: reqwest::Client,
     pub program_id: Address,
     pub(crate) keys: KeyCache,
+    pub(crate) attest_options: Option<AttestOptions>,
 }
 
 impl Client {
@@ -31,7 +33,14 @@ impl Client {
             http,
             program_id: default_program_id(),
             keys: KeyCache::default(),
+            attest_options: None,
         }
+    }
+
+    /// How to verify the enclave. Without it, private calls refuse to run.
+    pub fn with_attestation(mut self, options: AttestOptions) -> Self {
+        self.attest_options = Some(options);
+        self
     }
 
     pub fn with_program_id(mut self, program_id: Address) -> Self {
@@ -98,35 +107,17 @@ impl Client {
         Ok(key)
     }
 
-    /// `GET /tee/attestation`. Quote verification against Intel's chain and the published
-    /// measurements is not done here yet; the key binding values are checked.
-    pub async fn attestation(&self) -> Result<AttestationResponse, ClientError> {
-        let a: AttestationResponse = self.get("/tee/attestation").await?;
-        let raw: [u8; 32] = b64::decode_array(&a.tee_public_key)
-            .ok_or(ClientError::BadKey("teePublicKey is not 32 bytes"))?;
-        let expected = shared::quote::binding_report_data(&[&raw]);
-        if a.tee_public_key_sha256 != hex::encode(sha256(&raw))
-            || a.report_data_hex != hex::encode(expected)
-        {
-            return Err(ClientError::BadKey(
-                "reportDataHex is not sha256(teePublicKey)",
-            ));
+    /// The enclave key to encrypt to: from the cache while its verification holds, else
+    /// attested now (refusing an enclave that fails verification) and cached.
+    pub(crate) async fn enclave_key(&self) -> Result<CachedKey, ClientError> {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        if let Some(cached) = self.keys.get(now) {
+            return Ok(cached);
         }
-        Ok(a)
-    }
-
-    /// The enclave key to encrypt to: cached, or fetched and cached.
-    pub(crate) async fn enclave_key(&self) -> Result<[u8; 32], ClientError> {
-        if let Some(cached) = self.keys.get() {
-            return Ok(cached.tee_public_key);
-        }
-        let key = self.public_key().await?;
-        let raw: [u8; 32] = b64::decode_array(&key.public_key)
-            .ok_or(ClientError::BadKey("publicKey is not 32 bytes"))?;
-        self.keys.set(CachedKey {
-            tee_public_key: raw,
-        });
-        Ok(raw)
+        let (report, key) = self.attest().await?;
+        let key = key.ok_or_else(|| ClientError::NotAttested(Box::new(report)))?;
+        self.keys.set(key);
+        Ok(key)
     }
 
     pub(crate) fn drop_cached_key(&self) {

@@ -9,6 +9,7 @@ use shared::{b64, hpke, reply};
 
 use crate::api::Client;
 use crate::error::ClientError;
+use crate::key_cache::CachedKey;
 
 #[derive(Debug, Clone, Default)]
 pub struct ChatOptions {
@@ -28,6 +29,8 @@ pub struct ChatOutcome {
     pub onchain: OnchainAttestation,
     /// Whether the enclave attached a TDX quote (none without TDX hardware).
     pub quote_present: bool,
+    /// True when the enclave was accepted without any quote (`--allow-unattested`).
+    pub unattested: bool,
     /// True when the first attempt hit a stale key and the call was retried.
     pub retried: bool,
 }
@@ -37,6 +40,8 @@ struct Sent {
     envelope: Envelope,
     context: hpke::Context,
     tee_key: [u8; 32],
+    /// The enclave as verified before sending.
+    attested: CachedKey,
 }
 
 impl Client {
@@ -63,7 +68,8 @@ impl Client {
         prompt: &str,
         options: &ChatOptions,
     ) -> Result<ChatOutcome, ClientError> {
-        let tee_key = self.enclave_key().await?;
+        let attested = self.enclave_key().await?;
+        let tee_key = attested.tee_public_key;
         let mut plaintext = PromptPlaintext::from_prompt(prompt, unix_now());
         plaintext.max_tokens = options.max_tokens;
         plaintext.temperature = options.temperature;
@@ -93,6 +99,7 @@ impl Client {
                 envelope,
                 context,
                 tee_key,
+                attested,
             },
             response,
             &self.program_id,
@@ -158,6 +165,14 @@ fn check(
             "attestation does not bind the receipt's keys",
         ));
     }
+    // The receipt key and quote must be the ones verified before sending.
+    if verified.enclave_pubkey != sent.attested.enclave_public_key {
+        return Err(ClientError::Mismatch("receipt is signed by another key than the attested enclave key"));
+    }
+    let attested_quote = sent.attested.binding_quote_hash.map(hex::encode).unwrap_or_default();
+    if inner.receipt.tdx_quote_hash != attested_quote {
+        return Err(ClientError::Mismatch("receipt names another quote than the one verified"));
+    }
     if let Some(q) = &attestation.tdx_quote {
         let quote = b64::decode(&q.quote)
             .map_err(|_| ClientError::Malformed("quote is not base64".into()))?;
@@ -192,6 +207,7 @@ fn check(
         receipt: inner.receipt,
         onchain,
         quote_present: attestation.tdx_quote.is_some(),
+        unattested: sent.attested.unattested,
         retried: false,
     })
 }

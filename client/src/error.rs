@@ -22,6 +22,10 @@ pub enum ClientError {
     Mismatch(&'static str),
     #[error("enclave key check failed: {0}")]
     BadKey(&'static str),
+    #[error("no attestation policy configured: refusing to send a private request unverified")]
+    NoPolicy,
+    #[error("the enclave failed verification ({})", .0.reason.as_deref().unwrap_or("rejected"))]
+    NotAttested(Box<crate::attest::AttestationReport>),
 }
 
 impl ClientError {

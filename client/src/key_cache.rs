@@ -1,6 +1,7 @@
-//! The cached enclave key: in memory, and optionally in a file so that separate CLI runs
-//! reuse it. The cache is only a shortcut: a stale key is detected (decrypt failure or
-//! `tee_unreachable`) and dropped.
+//! Verified enclave keys: in memory, and optionally in a file so separate CLI runs reuse a
+//! verification until it expires. An entry exists only after the enclave passed `attest`.
+//! The cache is a shortcut: a stale key is detected (decrypt failure or `tee_unreachable`)
+//! and dropped.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -8,12 +9,21 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CachedKey {
-    #[serde(with = "hex_key")]
+    #[serde(with = "hex32")]
     pub tee_public_key: [u8; 32],
+    #[serde(with = "hex32")]
+    pub enclave_public_key: [u8; 32],
+    /// sha256 of the verified binding quote; `None` when accepted unattested.
+    #[serde(with = "opt_hex32")]
+    pub binding_quote_hash: Option<[u8; 32]>,
+    /// Unix seconds after which the enclave must be verified again.
+    pub verified_until: u64,
+    pub unattested: bool,
 }
 
-mod hex_key {
+mod hex32 {
     use serde::{Deserialize, Deserializer, Serializer};
     pub fn serialize<S: Serializer>(k: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&hex::encode(k))
@@ -21,6 +31,22 @@ mod hex_key {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
         let text = String::deserialize(d)?;
         shared::receipt::decode_hex32(&text).ok_or_else(|| serde::de::Error::custom("bad key"))
+    }
+}
+
+mod opt_hex32 {
+    use serde::{Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(k: &Option<[u8; 32]>, s: S) -> Result<S::Ok, S::Error> {
+        match k {
+            Some(k) => s.serialize_str(&hex::encode(k)),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<[u8; 32]>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(t) => shared::receipt::decode_hex32(&t).map(Some).ok_or_else(|| serde::de::Error::custom("bad hash")),
+        }
     }
 }
 
@@ -36,14 +62,13 @@ impl KeyCache {
             .as_ref()
             .and_then(|f| std::fs::read(f).ok())
             .and_then(|bytes| serde_json::from_slice::<CachedKey>(&bytes).ok());
-        KeyCache {
-            file,
-            current: Mutex::new(current),
-        }
+        KeyCache { file, current: Mutex::new(current) }
     }
 
-    pub fn get(&self) -> Option<CachedKey> {
-        *self.current.lock().unwrap_or_else(|p| p.into_inner())
+    /// The cached entry, if still within its verification period.
+    pub fn get(&self, now: u64) -> Option<CachedKey> {
+        let entry = *self.current.lock().unwrap_or_else(|p| p.into_inner());
+        entry.filter(|k| k.verified_until > now)
     }
 
     pub fn set(&self, key: CachedKey) {
@@ -68,24 +93,22 @@ impl KeyCache {
 mod tests {
     use super::*;
 
+    fn key() -> CachedKey {
+        CachedKey { tee_public_key: [5; 32], enclave_public_key: [6; 32], binding_quote_hash: Some([7; 32]), verified_until: 100, unattested: false }
+    }
+
     #[test]
-    fn file_cache_survives_and_clears() {
+    fn file_cache_survives_expires_and_clears() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.json");
         let a = KeyCache::new(Some(path.clone()));
-        assert_eq!(a.get(), None);
-        a.set(CachedKey {
-            tee_public_key: [5; 32],
-        });
-        assert_eq!(
-            KeyCache::new(Some(path.clone())).get(),
-            Some(CachedKey {
-                tee_public_key: [5; 32]
-            })
-        );
+        assert_eq!(a.get(0), None);
+        a.set(key());
+        assert_eq!(KeyCache::new(Some(path.clone())).get(99), Some(key()));
+        assert_eq!(KeyCache::new(Some(path.clone())).get(100), None, "expired verification must not be reused");
         a.clear();
-        assert_eq!(KeyCache::new(Some(path.clone())).get(), None);
+        assert_eq!(KeyCache::new(Some(path.clone())).get(0), None);
         std::fs::write(&path, "garbage").unwrap();
-        assert_eq!(KeyCache::new(Some(path)).get(), None);
+        assert_eq!(KeyCache::new(Some(path)).get(0), None);
     }
 }

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod attest;
 pub mod chat;
 pub mod error;
 pub mod key_cache;

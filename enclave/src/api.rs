@@ -5,12 +5,13 @@ use std::sync::Arc;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use shared::envelope::MAX_ENVELOPE_JSON;
-use shared::wire::{FailureBody, ProcessRequest, PublicKeyResponse};
+use ed25519_dalek::Signer;
+use shared::wire::{FailureBody, ProcessRequest, PublicKeyResponse, codes};
 use shared::{b64, sha256};
 
 use crate::error::ProcessError;
@@ -35,8 +36,23 @@ async fn public_key(State(enclave): State<Arc<Enclave>>) -> Json<PublicKeyRespon
     })
 }
 
-async fn attestation(State(enclave): State<Arc<Enclave>>) -> Response {
-    Json(&enclave.attestation.public).into_response()
+/// `GET /attestation[?nonce=<64 hex>]`: the boot attestation, and with a nonce, the nonce
+/// signed by the enclave key that the binding quote covers.
+async fn attestation(State(enclave): State<Arc<Enclave>>, RawQuery(query): RawQuery) -> Response {
+    match shared::freshness::nonce_from_query(query.as_deref()) {
+        None => Json(&enclave.attestation.public).into_response(),
+        Some(Err(())) => {
+            let body = serde_json::json!({"error": codes::BAD_REQUEST, "message": "nonce must be 64 hex characters"});
+            (StatusCode::BAD_REQUEST, Json(body)).into_response()
+        }
+        Some(Ok(nonce)) => {
+            let mut response = enclave.attestation.public.clone();
+            let message = shared::freshness::nonce_message(&nonce, &enclave.keys.tee_public());
+            response.nonce = Some(hex::encode(nonce));
+            response.nonce_signature = Some(b64::encode(enclave.keys.signer().sign(&message).to_bytes()));
+            Json(response).into_response()
+        }
+    }
 }
 
 async fn process(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {

@@ -14,6 +14,10 @@ pub trait QuoteProvider: Send + Sync {
     /// Reported as `tdxQuote.provider`.
     fn name(&self) -> &'static str;
     fn quote(&self, report_data: &[u8; 64]) -> Result<Vec<u8>, TsmError>;
+    /// Collateral for this provider's quotes, if it has any (real TDX: fetched by clients).
+    fn collateral(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The kernel's configfs-tsm interface.
@@ -51,6 +55,7 @@ fn quote_fields(
                 Some(TdxQuote {
                     quote: b64::encode(&q),
                     provider: provider.name().into(),
+                    collateral: provider.collateral(),
                 }),
                 None,
                 Some(hash),
@@ -81,6 +86,10 @@ impl Attestation {
                 tdx_quote_error: error,
                 generated_at: shared::time::rfc3339(now),
                 enclave_public_key: b64::encode(enclave),
+                binding_report_data_hex: hex::encode(binding_rd),
+                binding_tdx_quote: b_quote.clone(),
+                nonce: None,
+                nonce_signature: None,
             },
             binding: BindingAttestation {
                 tee_public_key: b64::encode(tee),

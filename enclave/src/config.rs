@@ -26,6 +26,52 @@ pub struct EnclaveConfig {
     pub warmup_attempts: u32,
     /// Catalog id → GPU-node endpoint. A model without an entry answers 501.
     pub models: HashMap<String, ModelEndpoint>,
+    /// Development quotes signed by a seeded test PKI instead of configfs-tsm. Honoured only
+    /// by a binary built with the `dev-quotes` feature; never part of the image.
+    pub dev_quotes: Option<DevQuotesConfig>,
+}
+
+/// The dev quote provider's settings. Measurement defaults equal `measurements/dev.json`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DevQuotesConfig {
+    /// 64 hex characters: the test PKI is derived from it.
+    pub seed: String,
+    /// 4 or 5.
+    #[serde(default = "default_quote_version")]
+    pub quote_version: u8,
+    #[serde(default = "dev_mr::mrtd")]
+    pub mrtd: String,
+    #[serde(default = "dev_mr::rtmr0")]
+    pub rtmr0: String,
+    #[serde(default = "dev_mr::rtmr1")]
+    pub rtmr1: String,
+    #[serde(default = "dev_mr::rtmr2")]
+    pub rtmr2: String,
+    /// Where to write the dev root certificate (PEM) for clients' `--dev-root`.
+    #[serde(default)]
+    pub write_root_pem: Option<PathBuf>,
+}
+
+fn default_quote_version() -> u8 {
+    4
+}
+
+/// Placeholder measurements for dev quotes (`measurements/dev.json`): recognisable patterns,
+/// never the values of a real image.
+pub mod dev_mr {
+    pub fn mrtd() -> String {
+        "d0".repeat(48)
+    }
+    pub fn rtmr0() -> String {
+        "d1".repeat(48)
+    }
+    pub fn rtmr1() -> String {
+        "d2".repeat(48)
+    }
+    pub fn rtmr2() -> String {
+        "d3".repeat(48)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -56,6 +102,7 @@ impl Default for EnclaveConfig {
             model_timeout_secs: 300,
             warmup_attempts: 6,
             models: HashMap::new(),
+            dev_quotes: None,
         }
     }
 }

@@ -9,6 +9,8 @@
 pub mod api;
 pub mod attestation;
 pub mod config;
+#[cfg(feature = "dev-quotes")]
+pub mod dev_quotes;
 pub mod error;
 pub mod keys;
 pub mod process;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use enclave::attestation::{Attestation, ConfigfsTsm};
+use enclave::attestation::{Attestation, ConfigfsTsm, QuoteProvider};
 use enclave::config::EnclaveConfig;
 use enclave::keys::EnclaveKeys;
 use enclave::process::{Enclave, unix_now};
@@ -15,6 +15,20 @@ fn config_path() -> Result<Option<PathBuf>, String> {
         (None, _) => Ok(std::env::var_os("SVC_ENCLAVE_CONFIG").map(PathBuf::from)),
         (Some("--config"), Some(path)) => Ok(Some(PathBuf::from(path))),
         _ => Err("usage: enclave [--config FILE]".into()),
+    }
+}
+
+/// configfs-tsm, unless the configuration asks for dev quotes (and the binary has them).
+fn quote_provider(config: &EnclaveConfig) -> Result<Box<dyn QuoteProvider>, String> {
+    match &config.dev_quotes {
+        None => Ok(Box::new(ConfigfsTsm { fs: StdFs { root: config.tsm_root.clone() }, retry: Retry::default() })),
+        #[cfg(feature = "dev-quotes")]
+        Some(dev) => {
+            tracing::warn!("DEVELOPMENT QUOTES: signed by a test PKI, not by TDX hardware; verifiable only with --dev-root");
+            Ok(Box::new(enclave::dev_quotes::DevQuotes::new(dev).map_err(|e| e.to_string())?))
+        }
+        #[cfg(not(feature = "dev-quotes"))]
+        Some(_) => Err("devQuotes is configured but this enclave binary was built without the dev-quotes feature".into()),
     }
 }
 
@@ -36,14 +50,9 @@ async fn main() {
 async fn run() -> Result<(), String> {
     let config = EnclaveConfig::load(config_path()?.as_deref()).map_err(|e| e.to_string())?;
     let keys = EnclaveKeys::generate();
-    let provider = ConfigfsTsm {
-        fs: StdFs {
-            root: config.tsm_root.clone(),
-        },
-        retry: Retry::default(),
-    };
+    let provider = quote_provider(&config)?;
     let attestation =
-        tokio::task::block_in_place(|| Attestation::at_boot(&keys, &provider, unix_now()));
+        tokio::task::block_in_place(|| Attestation::at_boot(&keys, provider.as_ref(), unix_now()));
     tracing::info!(
         tee_public_key = %attestation.public.tee_public_key,
         enclave_public_key = %attestation.public.enclave_public_key,

@@ -14,6 +14,7 @@ pub mod catalog;
 #[cfg(feature = "dev-quotes")]
 pub mod dev_quote;
 pub mod envelope;
+pub mod freshness;
 pub mod hpke;
 pub mod ledger;
 pub mod quote;

@@ -26,8 +26,12 @@ pub struct PublicKeyResponse {
 pub struct TdxQuote {
     /// The quote bytes, base64.
     pub quote: String,
-    /// Which provider produced it (`tdx_guest` for configfs-tsm on TDX).
+    /// Which provider produced it: `tdx_guest` (configfs-tsm on TDX) or `dev` (test PKI).
     pub provider: String,
+    /// Collateral JSON for the quote, when the provider has it (the dev provider does).
+    /// Collateral is signed by the root chain, so carrying it through the relay is safe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collateral: Option<String>,
 }
 
 /// `GET /tee/attestation` (contract §2.4b).
@@ -45,6 +49,16 @@ pub struct AttestationResponse {
     pub generated_at: String,
     /// The enclave's ed25519 receipt key, base64 (bound by the per-request quote).
     pub enclave_public_key: String,
+    /// sha256(teePublicKey ‖ enclavePublicKey) zero-padded: the binding quote's report_data.
+    pub binding_report_data_hex: String,
+    /// The binding quote (the same one every `/tee/process` response carries).
+    pub binding_tdx_quote: Option<TdxQuote>,
+    /// Echo of `?nonce=` (hex), when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
+    /// ed25519 by `enclavePublicKey` over `SVC-ATTEST-NONCE-v1 ‖ nonce ‖ teePublicKey`, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce_signature: Option<String>,
 }
 
 /// The `attestation` object of a `/tee/process` response: the binding quote, whose

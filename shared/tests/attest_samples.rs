@@ -50,7 +50,7 @@ fn check(
     let evidence = Evidence {
         quote: &quote,
         collateral: &collateral,
-        binding: Binding::PublicKey([0; 32]),
+        binding: Some(Binding::PublicKey([0; 32])),
         nonce: None,
     };
     verify(&evidence, &policy, now)
@@ -158,7 +158,7 @@ fn check_sgx() -> shared::attest::VerificationDocument {
     let evidence = Evidence {
         quote: &quote,
         collateral: &collateral,
-        binding: Binding::PublicKey([0; 32]),
+        binding: Some(Binding::PublicKey([0; 32])),
         nonce: None,
     };
     verify(&evidence, &Policy::new(TrustRoot::Intel, m), 1_750_377_600)
@@ -190,7 +190,7 @@ fn malformed_and_oversize_inputs() {
         &Evidence {
             quote: &big,
             collateral: &collateral,
-            binding: Binding::PublicKey([0; 32]),
+            binding: Some(Binding::PublicKey([0; 32])),
             nonce: None,
         },
         &policy,
@@ -205,7 +205,7 @@ fn malformed_and_oversize_inputs() {
         &Evidence {
             quote: &quote[..100],
             collateral: &collateral,
-            binding: Binding::PublicKey([0; 32]),
+            binding: Some(Binding::PublicKey([0; 32])),
             nonce: None,
         },
         &policy,
@@ -219,7 +219,7 @@ fn malformed_and_oversize_inputs() {
         &Evidence {
             quote: &quote,
             collateral: "{",
-            binding: Binding::PublicKey([0; 32]),
+            binding: Some(Binding::PublicKey([0; 32])),
             nonce: None,
         },
         &policy,
@@ -235,11 +235,19 @@ fn malformed_and_oversize_inputs() {
         &Evidence {
             quote: &v9,
             collateral: &collateral,
-            binding: Binding::PublicKey([0; 32]),
+            binding: Some(Binding::PublicKey([0; 32])),
             nonce: None,
         },
         &policy,
         1_750_377_600,
     );
-    assert_eq!(doc.verdict, Verdict::Unsupported, "{doc:#?}");
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Unsupported, Some("unsupported_quote_version")), "{doc:#?}");
+    let mut p384 = quote.clone();
+    p384[2] = 3; // attestation key type 3 (ECDSA-P384)
+    let doc = verify(&Evidence { quote: &p384, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None }, &policy, 1_750_377_600);
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Unsupported, Some("unsupported_attestation_key")), "{doc:#?}");
+    // Text is not a quote of an unknown version: it is malformed.
+    let text = b"# not a quote, just some text that is long enough to have a header".repeat(2);
+    let doc = verify(&Evidence { quote: &text, collateral: &collateral, binding: None, nonce: None }, &policy, 1_750_377_600);
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Malformed, Some("malformed_quote")));
 }

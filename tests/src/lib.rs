@@ -122,15 +122,34 @@ pub struct Stack {
     pub enclave_port: u16,
     pub relay_url: String,
     pub api_key: String,
+    dev_quotes: bool,
 }
 
 pub const API_KEY: &str = "sk_svc_e2e_test_key";
+/// Seed of the enclave's dev quote PKI in these tests.
+pub const DEV_SEED: &str = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed";
+
+/// The published placeholder measurements that dev quotes carry.
+pub fn dev_measurements() -> shared::attest::Measurements {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json");
+    shared::attest::Measurements::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
 
 impl Stack {
+    /// Enclave with dev quotes (seeded test PKI), relay, in a temp folder.
     pub fn start() -> Self {
+        Self::start_with(true)
+    }
+
+    /// Enclave with no quote provider at all (`tdx_quote_unavailable`).
+    pub fn start_without_quotes() -> Self {
+        Self::start_with(false)
+    }
+
+    fn start_with(dev_quotes: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let enclave_port = free_port();
-        let enclave = start_enclave(dir.path(), enclave_port);
+        let enclave = start_enclave(dir.path(), enclave_port, dev_quotes);
         let relay_port = free_port();
         let relay_config = dir.path().join("relay.json");
         let config = serde_json::json!({
@@ -155,17 +174,43 @@ impl Stack {
             enclave_port,
             relay_url,
             api_key: API_KEY.into(),
+            dev_quotes,
         }
     }
 
     /// Stops the enclave and starts a new one (new keys) on the same port.
     pub fn restart_enclave(&mut self) {
         self.enclave.stop();
-        self.enclave = start_enclave(self.dir.path(), self.enclave_port);
+        self.enclave = start_enclave(self.dir.path(), self.enclave_port, self.dev_quotes);
     }
 
+    /// A client that verifies the enclave against the dev root and `measurements/dev.json`.
     pub fn client(&self) -> client::Client {
+        self.bare_client().with_attestation(self.attest_options())
+    }
+
+    /// A client with no attestation policy (it can read keys and receipts, not chat).
+    pub fn bare_client(&self) -> client::Client {
         client::Client::new(&self.relay_url, Some(self.api_key.clone()))
+    }
+
+    /// Dev root when the enclave has dev quotes; Intel's root otherwise (nothing to trust).
+    pub fn attest_options(&self) -> client::attest::AttestOptions {
+        let root = match self.dev_quotes {
+            true => shared::attest::TrustRoot::Dev(self.dev_root_der()),
+            false => shared::attest::TrustRoot::Intel,
+        };
+        client::attest::AttestOptions::new(root, dev_measurements())
+    }
+
+    pub fn dev_root_pem_path(&self) -> PathBuf {
+        self.dir.path().join("dev-root.pem")
+    }
+
+    pub fn dev_root_der(&self) -> Vec<u8> {
+        let pem = std::fs::read_to_string(self.dev_root_pem_path()).expect("enclave wrote its dev root");
+        let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+        shared::b64::decode(&body).unwrap()
     }
 
     pub fn relay_data_dir(&self) -> PathBuf {
@@ -173,17 +218,20 @@ impl Stack {
     }
 }
 
-fn start_enclave(dir: &Path, port: u16) -> Process {
+fn start_enclave(dir: &Path, port: u16, dev_quotes: bool) -> Process {
     let config_path = dir.join("enclave.json");
-    let config = serde_json::json!({
+    let mut config = serde_json::json!({
         "listen": format!("127.0.0.1:{port}"),
-        // No configfs-tsm here: the enclave must report tdx_quote_unavailable.
+        // No configfs-tsm here: without dev quotes the enclave reports tdx_quote_unavailable.
         "tsmRoot": dir.join("no-tsm"),
         "modelTimeoutSecs": 240,
         "models": {
             "gpt-oss:20b": {"endpoint": llm_base_url(), "upstreamModel": "smollm2-135m", "maxTokens": 16}
         }
     });
+    if dev_quotes {
+        config["devQuotes"] = serde_json::json!({"seed": DEV_SEED, "writeRootPem": dir.join("dev-root.pem")});
+    }
     std::fs::write(&config_path, config.to_string()).unwrap();
     let p = Process::spawn(
         "enclave",

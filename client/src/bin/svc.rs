@@ -1,28 +1,23 @@
 //! `svc`: the command-line client.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use client::Client;
+use client::attest::{AttestOptions, AttestationReport};
 use client::chat::ChatOptions;
 use client::key_cache::KeyCache;
 use client::receipts::ReceiptQuery;
+use client::ClientError;
 use shared::address::Address;
+use shared::attest::{Evidence, Measurements, Policy, TrustRoot, Verdict, VerificationDocument, verify};
 
 #[derive(Parser)]
-#[command(
-    name = "svc",
-    about = "Private inference client: encrypt to the enclave, verify receipts"
-)]
+#[command(name = "svc", about = "Private inference client: verify the enclave, encrypt to it, verify receipts")]
 struct Cli {
     /// Relay base URL.
-    #[arg(
-        long,
-        env = "SVC_RELAY_URL",
-        default_value = "http://127.0.0.1:8787",
-        global = true
-    )]
+    #[arg(long, env = "SVC_RELAY_URL", default_value = "http://127.0.0.1:8787", global = true)]
     relay: String,
     /// API key (sk_svc_…) for private routes.
     #[arg(long, env = "SVC_API_KEY", global = true, hide_env_values = true)]
@@ -30,19 +25,50 @@ struct Cli {
     /// Attestation program id receipts are addressed under (base58).
     #[arg(long, env = "SVC_PROGRAM_ID", global = true)]
     program_id: Option<String>,
-    /// File caching the enclave key between runs (default: none, fetch every run).
+    /// File caching the verified enclave key between runs (default: none).
     #[arg(long, env = "SVC_KEY_CACHE", global = true)]
     key_cache: Option<PathBuf>,
+    #[command(flatten)]
+    trust: TrustArgs,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Args)]
+struct TrustArgs {
+    /// Published reference values (measurements JSON, schema in docs/attestation.md).
+    #[arg(long, env = "SVC_MEASUREMENTS", global = true, default_value = "measurements/measurements.json")]
+    measurements: PathBuf,
+    /// Trust this development root CA (PEM) instead of Intel's. Dev quotes verify only with it.
+    #[arg(long, env = "SVC_DEV_ROOT", global = true)]
+    dev_root: Option<PathBuf>,
+    /// Accepted TCB status (repeatable; default UpToDate).
+    #[arg(long = "tcb-status", global = true)]
+    tcb_status: Vec<String>,
+    /// Collateral JSON to use when the enclave does not carry it.
+    #[arg(long, global = true)]
+    collateral: Option<PathBuf>,
+    /// Accept an enclave without any TDX quote (development only; warned on every call).
+    #[arg(long, global = true)]
+    allow_unattested: bool,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Print the enclave's public key.
     Key,
-    /// Print what the enclave publishes about itself (quote verification: coming).
-    Attest,
+    /// Verify the enclave (or, offline, a quote file) and print the verification document.
+    /// Exit codes: 0 accept, 10 reject, 20 unsupported, 30 malformed input.
+    Attest {
+        #[arg(long)]
+        json: bool,
+        /// Offline: a quote file (binary, or hex text).
+        #[arg(long, requires = "collateral", requires = "now")]
+        quote: Option<PathBuf>,
+        /// Offline: verification time, unix seconds.
+        #[arg(long)]
+        now: Option<u64>,
+    },
     /// Send a prompt privately and print the reply and its verified receipt.
     Chat {
         prompt: String,
@@ -58,94 +84,186 @@ enum Command {
     Receipt { query: String },
 }
 
+/// A failure with the exit code it maps to.
+struct Failure(u8, String);
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Self {
+        if let ClientError::NotAttested(report) = &e {
+            eprint!("{}", render_report(report));
+        }
+        Failure(1, e.to_string())
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("svc: {e}");
-            ExitCode::FAILURE
+        Ok(code) => ExitCode::from(code),
+        Err(Failure(code, message)) => {
+            eprintln!("svc: {message}");
+            ExitCode::from(code)
         }
     }
 }
 
-async fn run(cli: Cli) -> Result<(), String> {
-    let mut client =
-        Client::new(&cli.relay, cli.api_key).with_key_cache(KeyCache::new(cli.key_cache));
-    if let Some(p) = cli.program_id {
-        client = client
-            .with_program_id(Address::parse(&p).ok_or("--program-id is not a base58 address")?);
+fn read(path: &Path) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|e| Failure(30, format!("{}: {e}", path.display())))
+}
+
+fn text(path: &Path) -> Result<String, Failure> {
+    String::from_utf8(read(path)?).map_err(|_| Failure(30, format!("{}: not UTF-8", path.display())))
+}
+
+fn pem_to_der(pem: &str) -> Option<Vec<u8>> {
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    shared::b64::decode(body.trim()).ok().filter(|d| !d.is_empty())
+}
+
+impl TrustArgs {
+    fn options(&self) -> Result<AttestOptions, Failure> {
+        let measurements = Measurements::from_json(&text(&self.measurements)?)
+            .map_err(|e| Failure(30, format!("{}: {e}", self.measurements.display())))?;
+        let root = match &self.dev_root {
+            None => TrustRoot::Intel,
+            Some(p) => TrustRoot::Dev(pem_to_der(&text(p)?).ok_or_else(|| Failure(30, format!("{}: not a PEM certificate", p.display())))?),
+        };
+        let mut options = AttestOptions::new(root, measurements);
+        if !self.tcb_status.is_empty() {
+            options.allowed_tcb_statuses = self.tcb_status.clone();
+        }
+        options.allow_unattested = self.allow_unattested;
+        options.collateral = self.collateral.as_deref().map(text).transpose()?;
+        Ok(options)
+    }
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    let mut client = Client::new(&cli.relay, cli.api_key).with_key_cache(KeyCache::new(cli.key_cache));
+    if let Some(p) = &cli.program_id {
+        client = client.with_program_id(Address::parse(p).ok_or(Failure(30, "--program-id is not a base58 address".into()))?);
     }
     match cli.command {
-        Command::Key => print_json(&client.public_key().await.map_err(|e| e.to_string())?),
-        Command::Attest => {
-            let a = client.attestation().await.map_err(|e| e.to_string())?;
-            print_json(&a);
-            match &a.tdx_quote_error {
-                Some(e) => eprintln!(
-                    "no TDX quote: {e} (this enclave is not attested; do not send it secrets)"
-                ),
-                None => eprintln!(
-                    "TDX quote present; full DCAP verification is not implemented in this version"
-                ),
+        Command::Key => print_json(&client.public_key().await?),
+        Command::Attest { json, quote: Some(quote), now } => return offline(&cli.trust, &quote, now.unwrap_or(0), json),
+        Command::Attest { json, .. } => {
+            let (report, _) = client.with_attestation(cli.trust.options()?).attest().await?;
+            if json {
+                print_json(&report);
+            } else {
+                print!("{}", render_report(&report));
             }
+            return Ok(report.verdict.exit_code());
         }
-        Command::Chat {
-            prompt,
-            model,
-            max_tokens,
-            json,
-        } => {
-            let options = ChatOptions {
-                model,
-                max_tokens,
-                temperature: None,
-            };
-            let out = client
-                .chat(&prompt, &options)
-                .await
-                .map_err(|e| e.to_string())?;
+        Command::Chat { prompt, model, max_tokens, json } => {
+            let client = client.with_attestation(cli.trust.options()?);
+            let options = ChatOptions { model, max_tokens, temperature: None };
+            let out = client.chat(&prompt, &options).await?;
             if json {
                 print_json(&serde_json::json!({
                     "reply": out.reply, "model": out.model, "provider": out.provider, "usage": out.usage,
-                    "receipt": out.receipt, "onchainAttestation": out.onchain, "quotePresent": out.quote_present,
+                    "receipt": out.receipt, "onchainAttestation": out.onchain, "unattested": out.unattested,
                 }));
             } else {
                 println!("{}", out.reply);
                 eprintln!();
                 eprintln!("model:    {} ({})", out.model, out.provider);
-                eprintln!(
-                    "tokens:   {} prompt + {} completion",
-                    out.usage.prompt_tokens, out.usage.completion_tokens
-                );
-                eprintln!(
-                    "receipt:  {} (signature, address, hash, nonce and keys verified)",
-                    out.onchain.address
-                );
+                eprintln!("tokens:   {} prompt + {} completion", out.usage.prompt_tokens, out.usage.completion_tokens);
+                eprintln!("receipt:  {} (signature, address, hash, nonce and keys verified)", out.onchain.address);
                 eprintln!("commit:   {}", out.onchain.explorer_url);
-                if !out.quote_present {
-                    eprintln!(
-                        "warning:  the enclave has no TDX quote (development mode): its key is not hardware-attested"
-                    );
-                }
+            }
+            if out.unattested {
+                eprintln!("WARNING: this enclave has NO TDX quote (--allow-unattested): nothing proves it runs our image");
+            } else {
+                eprintln!("enclave:  attested (quote verified against the trust root and measurements, nonce signed)");
             }
         }
         Command::Receipt { query } => {
-            let q = ReceiptQuery::parse(&query).ok_or(
-                "expected an address, a 64-hex ciphertext hash or a transaction signature",
-            )?;
-            let (receipt, _) = client.receipt(&q).await.map_err(|e| e.to_string())?;
+            let q = ReceiptQuery::parse(&query)
+                .ok_or(Failure(30, "expected an address, a 64-hex ciphertext hash or a transaction signature".into()))?;
+            let (receipt, _) = client.receipt(&q).await?;
             print_json(&receipt);
             eprintln!("receipt verified: signature by enclavePubkey, address re-derived");
         }
     }
-    Ok(())
+    Ok(0)
+}
+
+/// `svc attest --quote FILE --collateral FILE --now UNIX --measurements FILE`.
+fn offline(trust: &TrustArgs, quote_path: &Path, now: u64, json: bool) -> Result<u8, Failure> {
+    let options = trust.options()?;
+    let raw = read(quote_path)?;
+    // Accept binary quotes and hex text (optionally 0x-prefixed).
+    let quote = std::str::from_utf8(&raw)
+        .ok()
+        .and_then(|t| hex::decode(t.trim().trim_start_matches("0x")).ok())
+        .unwrap_or(raw);
+    let collateral = options.collateral.clone().ok_or(Failure(30, "--collateral is required offline".into()))?;
+    let policy = Policy { root: options.root, allowed_tcb_statuses: options.allowed_tcb_statuses, measurements: options.measurements };
+    let doc = verify(&Evidence { quote: &quote, collateral: &collateral, binding: None, nonce: None }, &policy, now);
+    if json {
+        print_json(&doc);
+    } else {
+        print!("{}", render_document("quote", &doc));
+    }
+    Ok(doc.verdict.exit_code())
+}
+
+fn render_report(r: &AttestationReport) -> String {
+    let mut out = format!(
+        "verdict: {}{}\nenclave: teePublicKey {}  enclavePublicKey {}  quote provider {}\n",
+        verdict_word(r.verdict),
+        r.reason.as_deref().map(|x| format!(" ({x})")).unwrap_or_default(),
+        r.tee_public_key,
+        r.enclave_public_key,
+        r.quote_provider
+    );
+    if r.unattested {
+        out.push_str("WARNING: accepted WITHOUT a TDX quote (--allow-unattested)\n");
+    }
+    if let Some(d) = &r.public_quote {
+        out.push_str(&render_document("public quote (report_data = sha256(teePublicKey))", d));
+    }
+    if let Some(d) = &r.binding_quote {
+        out.push_str(&render_document("binding quote (report_data = sha256(teePublicKey ‖ enclavePublicKey)) + nonce", d));
+    }
+    out
+}
+
+fn render_document(title: &str, d: &VerificationDocument) -> String {
+    let mut out = format!(
+        "\n{title}: {}{}  [root {}, TCB {}]\n",
+        verdict_word(d.verdict),
+        d.reason.as_deref().map(|x| format!(" ({x})")).unwrap_or_default(),
+        d.trust_root,
+        d.tcb_status.as_deref().unwrap_or("-")
+    );
+    for c in &d.checks {
+        out.push_str(&format!("  {} {:<16}", if c.ok { "ok  " } else { "FAIL" }, c.name));
+        if let Some(e) = &c.expected {
+            out.push_str(&format!(" expected {e}"));
+        }
+        if let Some(a) = &c.actual {
+            out.push_str(&format!(" actual {a}"));
+        }
+        if let Some(x) = &c.detail {
+            out.push_str(&format!(" ({x})"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Accept => "ACCEPT",
+        Verdict::Reject => "REJECT",
+        Verdict::Unsupported => "UNSUPPORTED",
+        Verdict::Malformed => "MALFORMED",
+    }
 }
 
 fn print_json(value: &impl serde::Serialize) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).expect("serialisable")
-    );
+    println!("{}", serde_json::to_string_pretty(value).expect("serialisable"));
 }

@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use shared::envelope::{Envelope, MAX_ENVELOPE_JSON};
@@ -33,8 +33,14 @@ pub async fn public_key(State(app): State<App>) -> Response {
     }
 }
 
-pub async fn attestation(State(app): State<App>) -> Response {
-    match app.tee.get("/attestation").await {
+/// Passes `?nonce=` through after checking its form (the enclave checks it again).
+pub async fn attestation(State(app): State<App>, RawQuery(query): RawQuery) -> Response {
+    let path = match shared::freshness::nonce_from_query(query.as_deref()) {
+        None => "/attestation".to_string(),
+        Some(Ok(nonce)) => format!("/attestation?nonce={}", hex::encode(nonce)),
+        Some(Err(())) => return ApiError::bad_request("nonce must be 64 hex characters").into_response(),
+    };
+    match app.tee.get(&path).await {
         Ok(answer) => passthrough(answer),
         Err(_) => ApiError::tee_unreachable(&app.tee.endpoint).into_response(),
     }

@@ -25,7 +25,9 @@ pub struct Evidence<'a> {
     pub quote: &'a [u8],
     /// Collateral JSON (dcap-qvl `QuoteCollateralV3` form).
     pub collateral: &'a str,
-    pub binding: Binding,
+    /// What `report_data` must bind; `None` only for offline inspection of a bare quote, and
+    /// then the document says the binding was not checked.
+    pub binding: Option<Binding>,
     /// Only with [`Binding::Keys`]: the nonce signed by the bound enclave key.
     pub nonce: Option<NonceProof>,
 }
@@ -275,16 +277,25 @@ fn run(
     }
 
     // 4. The key binding, and freshness.
-    doc.compare(
-        "report_data",
-        "binding_mismatch",
-        hex::encode(e.binding.report_data()),
-        hex::encode(td.report_data),
-    );
+    match e.binding {
+        Some(binding) => doc.compare(
+            "report_data",
+            "binding_mismatch",
+            hex::encode(binding.report_data()),
+            hex::encode(td.report_data),
+        ),
+        None => doc.record(
+            "report_data",
+            true,
+            None,
+            Some(hex::encode(td.report_data)),
+            Some("binding not requested".into()),
+        ),
+    }
     if let Some(proof) = e.nonce {
         let ok = match e.binding {
-            Binding::Keys { tee, enclave } => verify_nonce(&proof, &tee, &enclave),
-            Binding::PublicKey(_) => false,
+            Some(Binding::Keys { tee, enclave }) => verify_nonce(&proof, &tee, &enclave),
+            _ => false,
         };
         doc.record(
             "nonce_signature",
@@ -319,8 +330,17 @@ fn list<'a>(values: impl Iterator<Item = &'a Mr>) -> String {
     }
 }
 
-/// Why a quote that did not parse did not: an unsupported header is not malformed input.
+/// Intel's QE vendor ID, at header offset 12.
+const INTEL_QE_VENDOR: [u8; 16] = [
+    0x93, 0x9a, 0x72, 0x33, 0xf7, 0x9c, 0x4c, 0xa9, 0x94, 0x0a, 0x0d, 0xb3, 0x95, 0x7f, 0x06, 0x07,
+];
+
+/// Why a quote that did not parse did not: a recognisable Intel quote header of a version or
+/// key type we do not handle is unsupported; anything else is malformed input.
 fn header_unsupported(quote: &[u8]) -> Option<&'static str> {
+    if quote.get(12..28)? != INTEL_QE_VENDOR {
+        return None;
+    }
     let version = u16::from_le_bytes(quote.get(0..2)?.try_into().ok()?);
     let key_type = u16::from_le_bytes(quote.get(2..4)?.try_into().ok()?);
     if !(3..=5).contains(&version) {
@@ -357,6 +377,8 @@ fn classify(chain: &str) -> (Verdict, &'static str) {
         ),
         ("Unsupported TEE type", Verdict::Reject, "not_tdx"),
         ("Failed to decode", Verdict::Malformed, "malformed_quote"),
+        // The root CRL is signed by the trusted root: failing that, the evidence is under another root.
+        ("root CA CRL: InvalidCrlSignatureForPublicKey", Verdict::Reject, "untrusted_root"),
         ("CRLs required", Verdict::Reject, "crl_missing"),
         ("Failed to parse PCK CRL", Verdict::Reject, "crl_invalid"),
         (
@@ -371,7 +393,7 @@ fn classify(chain: &str) -> (Verdict, &'static str) {
             Verdict::Reject,
             "certificate_not_yet_valid",
         ),
-        ("CrlExpired", Verdict::Reject, "crl_expired"),
+        ("CrlExpired", Verdict::Reject, "collateral_expired"),
         ("UnknownIssuer", Verdict::Reject, "untrusted_root"),
         (
             "Failed to verify certificate chain",
