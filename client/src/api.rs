@@ -7,8 +7,8 @@ use shared::address::{Address, default_program_id};
 use shared::wire::{PublicKeyResponse, codes};
 use shared::{b64, sha256};
 
-use crate::error::ClientError;
 use crate::attest::AttestOptions;
+use crate::error::ClientError;
 use crate::key_cache::{CachedKey, KeyCache};
 
 pub struct Client {
@@ -110,7 +110,9 @@ impl Client {
     /// The enclave key to encrypt to: from the cache while its verification holds, else
     /// attested now (refusing an enclave that fails verification) and cached.
     pub(crate) async fn enclave_key(&self) -> Result<CachedKey, ClientError> {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         if let Some(cached) = self.keys.get(now) {
             return Ok(cached);
         }

@@ -167,11 +167,19 @@ fn check(
     }
     // The receipt key and quote must be the ones verified before sending.
     if verified.enclave_pubkey != sent.attested.enclave_public_key {
-        return Err(ClientError::Mismatch("receipt is signed by another key than the attested enclave key"));
+        return Err(ClientError::Mismatch(
+            "receipt is signed by another key than the attested enclave key",
+        ));
     }
-    let attested_quote = sent.attested.binding_quote_hash.map(hex::encode).unwrap_or_default();
+    let attested_quote = sent
+        .attested
+        .binding_quote_hash
+        .map(hex::encode)
+        .unwrap_or_default();
     if inner.receipt.tdx_quote_hash != attested_quote {
-        return Err(ClientError::Mismatch("receipt names another quote than the one verified"));
+        return Err(ClientError::Mismatch(
+            "receipt names another quote than the one verified",
+        ));
     }
     if let Some(q) = &attestation.tdx_quote {
         let quote = b64::decode(&q.quote)

@@ -9,8 +9,8 @@ use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use shared::envelope::MAX_ENVELOPE_JSON;
 use ed25519_dalek::Signer;
+use shared::envelope::MAX_ENVELOPE_JSON;
 use shared::wire::{FailureBody, ProcessRequest, PublicKeyResponse, codes};
 use shared::{b64, sha256};
 
@@ -49,7 +49,8 @@ async fn attestation(State(enclave): State<Arc<Enclave>>, RawQuery(query): RawQu
             let mut response = enclave.attestation.public.clone();
             let message = shared::freshness::nonce_message(&nonce, &enclave.keys.tee_public());
             response.nonce = Some(hex::encode(nonce));
-            response.nonce_signature = Some(b64::encode(enclave.keys.signer().sign(&message).to_bytes()));
+            response.nonce_signature =
+                Some(b64::encode(enclave.keys.signer().sign(&message).to_bytes()));
             Json(response).into_response()
         }
     }

@@ -241,13 +241,42 @@ fn malformed_and_oversize_inputs() {
         &policy,
         1_750_377_600,
     );
-    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Unsupported, Some("unsupported_quote_version")), "{doc:#?}");
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Unsupported, Some("unsupported_quote_version")),
+        "{doc:#?}"
+    );
     let mut p384 = quote.clone();
     p384[2] = 3; // attestation key type 3 (ECDSA-P384)
-    let doc = verify(&Evidence { quote: &p384, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None }, &policy, 1_750_377_600);
-    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Unsupported, Some("unsupported_attestation_key")), "{doc:#?}");
+    let doc = verify(
+        &Evidence {
+            quote: &p384,
+            collateral: &collateral,
+            binding: Some(Binding::PublicKey([0; 32])),
+            nonce: None,
+        },
+        &policy,
+        1_750_377_600,
+    );
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Unsupported, Some("unsupported_attestation_key")),
+        "{doc:#?}"
+    );
     // Text is not a quote of an unknown version: it is malformed.
     let text = b"# not a quote, just some text that is long enough to have a header".repeat(2);
-    let doc = verify(&Evidence { quote: &text, collateral: &collateral, binding: None, nonce: None }, &policy, 1_750_377_600);
-    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Malformed, Some("malformed_quote")));
+    let doc = verify(
+        &Evidence {
+            quote: &text,
+            collateral: &collateral,
+            binding: None,
+            nonce: None,
+        },
+        &policy,
+        1_750_377_600,
+    );
+    assert_eq!(
+        (doc.verdict, doc.reason.as_deref()),
+        (Verdict::Malformed, Some("malformed_quote"))
+    );
 }

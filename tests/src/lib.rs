@@ -208,7 +208,8 @@ impl Stack {
     }
 
     pub fn dev_root_der(&self) -> Vec<u8> {
-        let pem = std::fs::read_to_string(self.dev_root_pem_path()).expect("enclave wrote its dev root");
+        let pem =
+            std::fs::read_to_string(self.dev_root_pem_path()).expect("enclave wrote its dev root");
         let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
         shared::b64::decode(&body).unwrap()
     }
@@ -230,7 +231,8 @@ fn start_enclave(dir: &Path, port: u16, dev_quotes: bool) -> Process {
         }
     });
     if dev_quotes {
-        config["devQuotes"] = serde_json::json!({"seed": DEV_SEED, "writeRootPem": dir.join("dev-root.pem")});
+        config["devQuotes"] =
+            serde_json::json!({"seed": DEV_SEED, "writeRootPem": dir.join("dev-root.pem")});
     }
     std::fs::write(&config_path, config.to_string()).unwrap();
     let p = Process::spawn(

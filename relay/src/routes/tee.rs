@@ -38,7 +38,9 @@ pub async fn attestation(State(app): State<App>, RawQuery(query): RawQuery) -> R
     let path = match shared::freshness::nonce_from_query(query.as_deref()) {
         None => "/attestation".to_string(),
         Some(Ok(nonce)) => format!("/attestation?nonce={}", hex::encode(nonce)),
-        Some(Err(())) => return ApiError::bad_request("nonce must be 64 hex characters").into_response(),
+        Some(Err(())) => {
+            return ApiError::bad_request("nonce must be 64 hex characters").into_response();
+        }
     };
     match app.tee.get(&path).await {
         Ok(answer) => passthrough(answer),

@@ -168,6 +168,14 @@ fn run(
         }
     };
 
+    // Both CRLs must be present: an empty one would otherwise surface as a parse error.
+    let crls_present = !collateral.pck_crl.is_empty() && !collateral.root_ca_crl.is_empty();
+    doc.record("crls_present", crls_present, None, None, None);
+    if !crls_present {
+        doc.fail(Verdict::Reject, "crl_missing");
+        return;
+    }
+
     // 2. The DCAP chain: PCK certificates and CRLs, TCB info, QE identity, signatures.
     let verifier = match &policy.root {
         TrustRoot::Intel => QuoteVerifier::new_prod(),
@@ -376,9 +384,23 @@ fn classify(chain: &str) -> (Verdict, &'static str) {
             "unsupported_cert_type",
         ),
         ("Unsupported TEE type", Verdict::Reject, "not_tdx"),
+        (
+            "Failed to decode TcbInfo",
+            Verdict::Malformed,
+            "malformed_collateral",
+        ),
+        (
+            "Failed to decode QeIdentity",
+            Verdict::Malformed,
+            "malformed_collateral",
+        ),
         ("Failed to decode", Verdict::Malformed, "malformed_quote"),
         // The root CRL is signed by the trusted root: failing that, the evidence is under another root.
-        ("root CA CRL: InvalidCrlSignatureForPublicKey", Verdict::Reject, "untrusted_root"),
+        (
+            "root CA CRL: InvalidCrlSignatureForPublicKey",
+            Verdict::Reject,
+            "untrusted_root",
+        ),
         ("CRLs required", Verdict::Reject, "crl_missing"),
         ("Failed to parse PCK CRL", Verdict::Reject, "crl_invalid"),
         (
