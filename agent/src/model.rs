@@ -42,11 +42,7 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy {
-            attempts: 6,
-            first_delay: Duration::from_millis(250),
-            max_delay: Duration::from_secs(4),
-        }
+        RetryPolicy { attempts: 6, first_delay: Duration::from_millis(250), max_delay: Duration::from_secs(4) }
     }
 }
 
@@ -132,20 +128,12 @@ impl ModelClient {
         ModelClient { http, retry }
     }
 
-    pub async fn chat(
-        &self,
-        endpoint: &Endpoint,
-        request: &ChatRequest,
-    ) -> Result<ChatReply, ModelError> {
+    pub async fn chat(&self, endpoint: &Endpoint, request: &ChatRequest) -> Result<ChatReply, ModelError> {
         let mut delay = self.retry.first_delay;
         for attempt in 1..=self.retry.attempts {
             match self.chat_once(endpoint, request).await {
                 Err(Attempt::WarmingUp) if attempt < self.retry.attempts => {
-                    tracing::info!(
-                        attempt,
-                        delay_ms = delay.as_millis() as u64,
-                        "GPU node warming up; retrying"
-                    );
+                    tracing::info!(attempt, delay_ms = delay.as_millis() as u64, "GPU node warming up; retrying");
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(self.retry.max_delay);
                 }
@@ -157,15 +145,8 @@ impl ModelClient {
         Err(ModelError::WarmingUp(self.retry.attempts))
     }
 
-    async fn chat_once(
-        &self,
-        endpoint: &Endpoint,
-        request: &ChatRequest,
-    ) -> Result<ChatReply, Attempt> {
-        let url = format!(
-            "{}/chat/completions",
-            endpoint.base_url.trim_end_matches('/')
-        );
+    async fn chat_once(&self, endpoint: &Endpoint, request: &ChatRequest) -> Result<ChatReply, Attempt> {
+        let url = format!("{}/chat/completions", endpoint.base_url.trim_end_matches('/'));
         let body = WireRequest {
             model: &endpoint.upstream_model,
             messages: &request.messages,
@@ -186,22 +167,14 @@ impl ModelClient {
             }
             return Err(Attempt::Failed(ModelError::Status(status.as_u16())));
         }
-        let wire: WireResponse =
-            serde_json::from_slice(&bytes).map_err(|_| Attempt::Failed(ModelError::Malformed))?;
-        let choice = wire
-            .choices
-            .into_iter()
-            .next()
-            .ok_or(Attempt::Failed(ModelError::Malformed))?;
+        let wire: WireResponse = serde_json::from_slice(&bytes).map_err(|_| Attempt::Failed(ModelError::Malformed))?;
+        let choice = wire.choices.into_iter().next().ok_or(Attempt::Failed(ModelError::Malformed))?;
         let usage = wire.usage.map_or(Usage::default(), |u| Usage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             total_tokens: u.total_tokens.max(u.prompt_tokens + u.completion_tokens),
         });
-        Ok(ChatReply {
-            content: choice.message.content.unwrap_or_default(),
-            usage,
-        })
+        Ok(ChatReply { content: choice.message.content.unwrap_or_default(), usage })
     }
 }
 
@@ -211,11 +184,7 @@ enum Attempt {
 }
 
 fn transport_error(e: reqwest::Error) -> Attempt {
-    Attempt::Failed(if e.is_timeout() {
-        ModelError::Timeout
-    } else {
-        ModelError::Unreachable
-    })
+    Attempt::Failed(if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable })
 }
 
 /// The retryable answers of an idle node: the contract's message, or llama.cpp's 503 while

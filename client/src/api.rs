@@ -54,18 +54,11 @@ impl Client {
     }
 
     /// Turns a relay answer into `T`, or into the error the body names.
-    pub(crate) async fn read<T: DeserializeOwned>(
-        &self,
-        response: reqwest::Response,
-    ) -> Result<T, ClientError> {
+    pub(crate) async fn read<T: DeserializeOwned>(&self, response: reqwest::Response) -> Result<T, ClientError> {
         let status = response.status().as_u16();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
+        let bytes = response.bytes().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
         if status == 200 {
-            return serde_json::from_slice(&bytes)
-                .map_err(|e| ClientError::Malformed(e.to_string()));
+            return serde_json::from_slice(&bytes).map_err(|e| ClientError::Malformed(e.to_string()));
         }
         let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
         let code = body["error"].as_str().unwrap_or("unknown").to_string();
@@ -74,11 +67,7 @@ impl Client {
             return Err(ClientError::TeeUnreachable { endpoint });
         }
         let message = body["message"].as_str().unwrap_or_default().to_string();
-        Err(ClientError::Refused {
-            status,
-            code,
-            message,
-        })
+        Err(ClientError::Refused { status, code, message })
     }
 
     pub(crate) async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
@@ -94,12 +83,10 @@ impl Client {
     /// `GET /tee/public-key`, with its self-consistency checked.
     pub async fn public_key(&self) -> Result<PublicKeyResponse, ClientError> {
         let key: PublicKeyResponse = self.get("/tee/public-key").await?;
-        let raw: [u8; 32] = b64::decode_array(&key.public_key)
-            .ok_or(ClientError::BadKey("publicKey is not 32 bytes"))?;
+        let raw: [u8; 32] =
+            b64::decode_array(&key.public_key).ok_or(ClientError::BadKey("publicKey is not 32 bytes"))?;
         if key.public_key_sha256 != hex::encode(sha256(&raw)) {
-            return Err(ClientError::BadKey(
-                "publicKeySha256 does not match publicKey",
-            ));
+            return Err(ClientError::BadKey("publicKeySha256 does not match publicKey"));
         }
         if key.algorithm != "x25519" {
             return Err(ClientError::BadKey("algorithm is not x25519"));
@@ -110,9 +97,7 @@ impl Client {
     /// The enclave key to encrypt to: from the cache while its verification holds, else
     /// attested now (refusing an enclave that fails verification) and cached.
     pub(crate) async fn enclave_key(&self) -> Result<CachedKey, ClientError> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         if let Some(cached) = self.keys.get(now) {
             return Ok(cached);
         }

@@ -5,7 +5,7 @@ use rand_core::{OsRng, RngCore};
 use serde::Serialize;
 use shared::attest::verify::NonceProof;
 use shared::attest::{
-    Binding, Evidence, Measurements, Policy, TrustRoot, Verdict, VerificationDocument, verify,
+    Binding, Collateral, Evidence, Measurements, Policy, TrustRoot, Verdict, VerificationDocument, verify,
 };
 use shared::b64;
 use shared::wire::{AttestationResponse, TDX_QUOTE_UNAVAILABLE, TdxQuote};
@@ -69,9 +69,7 @@ impl AttestationReport {
 }
 
 fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 impl Client {
@@ -81,13 +79,11 @@ impl Client {
         let options = self.attest_options.as_ref().ok_or(ClientError::NoPolicy)?;
         let mut nonce = [0u8; 32];
         OsRng.fill_bytes(&mut nonce);
-        let a: AttestationResponse = self
-            .get(&format!("/tee/attestation?nonce={}", hex::encode(nonce)))
-            .await?;
-        let tee: [u8; 32] = b64::decode_array(&a.tee_public_key)
-            .ok_or(ClientError::BadKey("teePublicKey is not 32 bytes"))?;
-        let enclave: [u8; 32] = b64::decode_array(&a.enclave_public_key)
-            .ok_or(ClientError::BadKey("enclavePublicKey is not 32 bytes"))?;
+        let a: AttestationResponse = self.get(&format!("/tee/attestation?nonce={}", hex::encode(nonce))).await?;
+        let tee: [u8; 32] =
+            b64::decode_array(&a.tee_public_key).ok_or(ClientError::BadKey("teePublicKey is not 32 bytes"))?;
+        let enclave: [u8; 32] =
+            b64::decode_array(&a.enclave_public_key).ok_or(ClientError::BadKey("enclavePublicKey is not 32 bytes"))?;
         Ok(evaluate(&a, tee, enclave, nonce, options, now()))
     }
 }
@@ -106,19 +102,13 @@ pub fn evaluate(
         reason: None,
         tee_public_key: a.tee_public_key.clone(),
         enclave_public_key: a.enclave_public_key.clone(),
-        quote_provider: a
-            .tdx_quote
-            .as_ref()
-            .map_or("none".into(), |q| q.provider.clone()),
+        quote_provider: a.tdx_quote.as_ref().map_or("none".into(), |q| q.provider.clone()),
         unattested: false,
         public_quote: None,
         binding_quote: None,
     };
     let (Some(public), Some(binding)) = (&a.tdx_quote, &a.binding_tdx_quote) else {
-        let reason = a
-            .tdx_quote_error
-            .clone()
-            .unwrap_or_else(|| "no_quote".into());
+        let reason = a.tdx_quote_error.clone().unwrap_or_else(|| "no_quote".into());
         if options.allow_unattested && reason == TDX_QUOTE_UNAVAILABLE {
             report.verdict = Verdict::Accept;
             report.unattested = true;
@@ -143,18 +133,10 @@ pub fn evaluate(
                proof: Option<NonceProof>|
      -> Result<(VerificationDocument, Vec<u8>), &'static str> {
         let bytes = b64::decode(&q.quote).map_err(|_| "quote_not_base64")?;
-        let collateral = q
-            .collateral
-            .clone()
-            .or_else(|| options.collateral.clone())
-            .ok_or("no_collateral")?;
+        let text = q.collateral.as_ref().or(options.collateral.as_ref()).ok_or("no_collateral")?;
+        let collateral = Collateral::from_json(text).map_err(|e| e.reason())?;
         let doc = verify(
-            &Evidence {
-                quote: &bytes,
-                collateral: &collateral,
-                binding: Some(binding),
-                nonce: proof,
-            },
+            &Evidence { quote: &bytes, collateral: &collateral, binding: Some(binding), nonce: proof },
             &policy,
             now,
         );
@@ -162,32 +144,20 @@ pub fn evaluate(
     };
     let public_doc = run(public, Binding::PublicKey(tee), None);
     // A missing or wrong nonce signature still runs the check, so the document shows it failed.
-    let proof = NonceProof {
-        nonce,
-        signature: signature.filter(|_| nonce_echo_ok).unwrap_or([0; 64]),
-    };
+    let proof = NonceProof { nonce, signature: signature.filter(|_| nonce_echo_ok).unwrap_or([0; 64]) };
     let binding_doc = run(binding, Binding::Keys { tee, enclave }, Some(proof));
     let (public_doc, binding_doc) = match (public_doc, binding_doc) {
         (Ok(p), Ok(b)) => (p, b),
         (Err(reason), _) | (_, Err(reason)) => {
-            report.verdict = if reason == "no_collateral" {
-                Verdict::Unsupported
-            } else {
-                Verdict::Malformed
-            };
+            report.verdict = if reason == "no_collateral" { Verdict::Unsupported } else { Verdict::Malformed };
             report.reason = Some(reason.into());
             return (report, None);
         }
     };
-    let worst = [&public_doc.0, &binding_doc.0]
-        .into_iter()
-        .find(|d| !d.accepted());
+    let worst = [&public_doc.0, &binding_doc.0].into_iter().find(|d| !d.accepted());
     report.verdict = worst.map_or(Verdict::Accept, |d| d.verdict);
     report.reason = worst.and_then(|d| d.reason.clone());
-    let valid_until = [public_doc.0.valid_until, binding_doc.0.valid_until]
-        .into_iter()
-        .flatten()
-        .min();
+    let valid_until = [public_doc.0.valid_until, binding_doc.0.valid_until].into_iter().flatten().min();
     let cached = (report.verdict == Verdict::Accept).then(|| CachedKey {
         tee_public_key: tee,
         enclave_public_key: enclave,

@@ -47,11 +47,7 @@ struct Sent {
 impl Client {
     /// Sends `prompt` privately. After `tee_unreachable`, `decrypt_failed` or a reply that does
     /// not decrypt, drops the cached enclave key, refetches it and retries once.
-    pub async fn chat(
-        &self,
-        prompt: &str,
-        options: &ChatOptions,
-    ) -> Result<ChatOutcome, ClientError> {
+    pub async fn chat(&self, prompt: &str, options: &ChatOptions) -> Result<ChatOutcome, ClientError> {
         match self.chat_once(prompt, options).await {
             Err(e) if e.means_stale_key() => {
                 self.drop_cached_key();
@@ -63,47 +59,24 @@ impl Client {
         }
     }
 
-    async fn chat_once(
-        &self,
-        prompt: &str,
-        options: &ChatOptions,
-    ) -> Result<ChatOutcome, ClientError> {
+    async fn chat_once(&self, prompt: &str, options: &ChatOptions) -> Result<ChatOutcome, ClientError> {
         let attested = self.enclave_key().await?;
         let tee_key = attested.tee_public_key;
         let mut plaintext = PromptPlaintext::from_prompt(prompt, unix_now());
         plaintext.max_tokens = options.max_tokens;
         plaintext.temperature = options.temperature;
-        let bytes =
-            zeroize::Zeroizing::new(serde_json::to_vec(&plaintext).expect("plaintext serialises"));
+        let bytes = zeroize::Zeroizing::new(serde_json::to_vec(&plaintext).expect("plaintext serialises"));
         let (envelope, context) = envelope::seal(&tee_key, &bytes, &mut OsRng)
             .map_err(|_| ClientError::BadKey("enclave key is not usable"))?;
-        let request = ProcessRequest {
-            encrypted_prompt: envelope.to_json_string(),
-            model: options.model.clone(),
-        };
+        let request = ProcessRequest { encrypted_prompt: envelope.to_json_string(), model: options.model.clone() };
 
-        let mut http = self
-            .http
-            .post(format!("{}/tee/process", self.base))
-            .json(&request);
+        let mut http = self.http.post(format!("{}/tee/process", self.base)).json(&request);
         if let Some(key) = &self.api_key {
             http = http.bearer_auth(key);
         }
-        let response = http
-            .send()
-            .await
-            .map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
+        let response = http.send().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
         let response: ProcessResponse = self.read(response).await?;
-        check(
-            &Sent {
-                envelope,
-                context,
-                tee_key,
-                attested,
-            },
-            response,
-            &self.program_id,
-        )
+        check(&Sent { envelope, context, tee_key, attested }, response, &self.program_id)
     }
 }
 
@@ -117,18 +90,11 @@ fn check(
     if !response.success {
         return Err(ClientError::Malformed("success is false".into()));
     }
-    let opened = reply::open(
-        &sent.context,
-        &sent.envelope.enc,
-        &response.encrypted_response,
-    )
-    .map_err(|_| ClientError::ReplyUndecryptable)?;
-    let inner: ReplyPlaintext =
-        serde_json::from_slice(&opened).map_err(|e| ClientError::Malformed(e.to_string()))?;
+    let opened = reply::open(&sent.context, &sent.envelope.enc, &response.encrypted_response)
+        .map_err(|_| ClientError::ReplyUndecryptable)?;
+    let inner: ReplyPlaintext = serde_json::from_slice(&opened).map_err(|e| ClientError::Malformed(e.to_string()))?;
     if inner.receipt != response.receipt {
-        return Err(ClientError::Mismatch(
-            "the relay's receipt differs from the one inside the encrypted reply",
-        ));
+        return Err(ClientError::Mismatch("the relay's receipt differs from the one inside the encrypted reply"));
     }
     let verified = inner.receipt.verify(program_id)?;
     let body = &verified.body;
@@ -139,73 +105,46 @@ fn check(
         return Err(ClientError::Mismatch("receipt nonce differs from ours"));
     }
     if body.client_pubkey != sent.envelope.enc {
-        return Err(ClientError::Mismatch(
-            "receipt client key differs from ours",
-        ));
+        return Err(ClientError::Mismatch("receipt client key differs from ours"));
     }
     if body.tee_pubkey != sent.tee_key {
-        return Err(ClientError::Mismatch(
-            "receipt enclave key differs from the key we encrypted to",
-        ));
+        return Err(ClientError::Mismatch("receipt enclave key differs from the key we encrypted to"));
     }
     if inner.model != body.model || response.model != body.model {
-        return Err(ClientError::Mismatch(
-            "model differs between reply, response and receipt",
-        ));
+        return Err(ClientError::Mismatch("model differs between reply, response and receipt"));
     }
     // The binding the quote attests: report_data = sha256(tee_pubkey ‖ enclave_pubkey).
     let attestation = &response.attestation;
-    let expected_rd =
-        shared::quote::binding_report_data(&[&sent.tee_key, &verified.enclave_pubkey]);
+    let expected_rd = shared::quote::binding_report_data(&[&sent.tee_key, &verified.enclave_pubkey]);
     if attestation.report_data_hex != hex::encode(expected_rd)
         || attestation.enclave_public_key != b64::encode(verified.enclave_pubkey)
         || attestation.tee_public_key != b64::encode(sent.tee_key)
     {
-        return Err(ClientError::Mismatch(
-            "attestation does not bind the receipt's keys",
-        ));
+        return Err(ClientError::Mismatch("attestation does not bind the receipt's keys"));
     }
     // The receipt key and quote must be the ones verified before sending.
     if verified.enclave_pubkey != sent.attested.enclave_public_key {
-        return Err(ClientError::Mismatch(
-            "receipt is signed by another key than the attested enclave key",
-        ));
+        return Err(ClientError::Mismatch("receipt is signed by another key than the attested enclave key"));
     }
-    let attested_quote = sent
-        .attested
-        .binding_quote_hash
-        .map(hex::encode)
-        .unwrap_or_default();
+    let attested_quote = sent.attested.binding_quote_hash.map(hex::encode).unwrap_or_default();
     if inner.receipt.tdx_quote_hash != attested_quote {
-        return Err(ClientError::Mismatch(
-            "receipt names another quote than the one verified",
-        ));
+        return Err(ClientError::Mismatch("receipt names another quote than the one verified"));
     }
     if let Some(q) = &attestation.tdx_quote {
-        let quote = b64::decode(&q.quote)
-            .map_err(|_| ClientError::Malformed("quote is not base64".into()))?;
+        let quote = b64::decode(&q.quote).map_err(|_| ClientError::Malformed("quote is not base64".into()))?;
         if shared::quote::report_data(&quote).ok() != Some(expected_rd) {
-            return Err(ClientError::Mismatch(
-                "quote report_data does not bind the receipt's keys",
-            ));
+            return Err(ClientError::Mismatch("quote report_data does not bind the receipt's keys"));
         }
         if attestation.tdx_quote_hash != hex::encode(shared::sha256(&quote))
             || inner.receipt.tdx_quote_hash != attestation.tdx_quote_hash
         {
-            return Err(ClientError::Mismatch(
-                "receipt tdxQuoteHash differs from the quote",
-            ));
+            return Err(ClientError::Mismatch("receipt tdxQuoteHash differs from the quote"));
         }
     }
-    let onchain = response
-        .onchain_attestation
-        .ok_or(ClientError::Malformed("no onchainAttestation".into()))?;
-    if onchain.address != inner.receipt.address
-        || onchain.encrypted_prompt_hash != inner.receipt.encrypted_prompt_hash
+    let onchain = response.onchain_attestation.ok_or(ClientError::Malformed("no onchainAttestation".into()))?;
+    if onchain.address != inner.receipt.address || onchain.encrypted_prompt_hash != inner.receipt.encrypted_prompt_hash
     {
-        return Err(ClientError::Mismatch(
-            "onchainAttestation differs from the receipt",
-        ));
+        return Err(ClientError::Mismatch("onchainAttestation differs from the receipt"));
     }
     Ok(ChatOutcome {
         reply: inner.reply,
@@ -221,7 +160,5 @@ fn check(
 }
 
 fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }

@@ -7,11 +7,7 @@ pub enum ClientError {
     #[error("the relay cannot reach the enclave ({endpoint})")]
     TeeUnreachable { endpoint: String },
     #[error("HTTP {status} {code}: {message}")]
-    Refused {
-        status: u16,
-        code: String,
-        message: String,
-    },
+    Refused { status: u16, code: String, message: String },
     #[error("the relay answered with an unexpected body ({0})")]
     Malformed(String),
     #[error("the reply does not decrypt with this request's key")]

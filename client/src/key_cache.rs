@@ -45,9 +45,7 @@ mod opt_hex32 {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<[u8; 32]>, D::Error> {
         match Option::<String>::deserialize(d)? {
             None => Ok(None),
-            Some(t) => shared::receipt::decode_hex32(&t)
-                .map(Some)
-                .ok_or_else(|| serde::de::Error::custom("bad hash")),
+            Some(t) => shared::receipt::decode_hex32(&t).map(Some).ok_or_else(|| serde::de::Error::custom("bad hash")),
         }
     }
 }
@@ -64,10 +62,7 @@ impl KeyCache {
             .as_ref()
             .and_then(|f| std::fs::read(f).ok())
             .and_then(|bytes| serde_json::from_slice::<CachedKey>(&bytes).ok());
-        KeyCache {
-            file,
-            current: Mutex::new(current),
-        }
+        KeyCache { file, current: Mutex::new(current) }
     }
 
     /// The cached entry, if still within its verification period.
@@ -116,11 +111,7 @@ mod tests {
         assert_eq!(a.get(0), None);
         a.set(key());
         assert_eq!(KeyCache::new(Some(path.clone())).get(99), Some(key()));
-        assert_eq!(
-            KeyCache::new(Some(path.clone())).get(100),
-            None,
-            "expired verification must not be reused"
-        );
+        assert_eq!(KeyCache::new(Some(path.clone())).get(100), None, "expired verification must not be reused");
         a.clear();
         assert_eq!(KeyCache::new(Some(path.clone())).get(0), None);
         std::fs::write(&path, "garbage").unwrap();

@@ -39,22 +39,15 @@ impl ReceiptQuery {
 impl Client {
     /// Fetches a receipt and verifies its signature and address; a hash or address query must
     /// also match the receipt returned.
-    pub async fn receipt(
-        &self,
-        query: &ReceiptQuery,
-    ) -> Result<(Receipt, VerifiedReceipt), ClientError> {
+    pub async fn receipt(&self, query: &ReceiptQuery) -> Result<(Receipt, VerifiedReceipt), ClientError> {
         let receipt: Receipt = self.get(&query.path()).await?;
         let verified = receipt.verify(&self.program_id)?;
         match query {
             ReceiptQuery::Address(a) if *a != verified.address.to_string() => {
-                return Err(ClientError::Mismatch(
-                    "relay returned a receipt for another address",
-                ));
+                return Err(ClientError::Mismatch("relay returned a receipt for another address"));
             }
             ReceiptQuery::Hash(h) if *h != hex::encode(verified.body.prompt_hash) => {
-                return Err(ClientError::Mismatch(
-                    "relay returned a receipt for another hash",
-                ));
+                return Err(ClientError::Mismatch("relay returned a receipt for another hash"));
             }
             _ => {}
         }
@@ -69,24 +62,12 @@ mod tests {
     #[test]
     fn query_forms() {
         let hash = "ab".repeat(32);
-        assert_eq!(
-            ReceiptQuery::parse(&hash),
-            Some(ReceiptQuery::Hash(hash.clone()))
-        );
-        assert_eq!(
-            ReceiptQuery::parse(&hash.to_uppercase()),
-            Some(ReceiptQuery::Hash(hash))
-        );
+        assert_eq!(ReceiptQuery::parse(&hash), Some(ReceiptQuery::Hash(hash.clone())));
+        assert_eq!(ReceiptQuery::parse(&hash.to_uppercase()), Some(ReceiptQuery::Hash(hash)));
         let addr = Address([7; 32]).to_string();
-        assert_eq!(
-            ReceiptQuery::parse(&addr),
-            Some(ReceiptQuery::Address(addr))
-        );
+        assert_eq!(ReceiptQuery::parse(&addr), Some(ReceiptQuery::Address(addr)));
         let tx = shared::ledger::format_id(&[9; 64]);
-        assert_eq!(
-            ReceiptQuery::parse(&tx),
-            Some(ReceiptQuery::Transaction(tx))
-        );
+        assert_eq!(ReceiptQuery::parse(&tx), Some(ReceiptQuery::Transaction(tx)));
         assert_eq!(ReceiptQuery::parse("nope!"), None);
     }
 }

@@ -49,8 +49,7 @@ async fn attestation(State(enclave): State<Arc<Enclave>>, RawQuery(query): RawQu
             let mut response = enclave.attestation.public.clone();
             let message = shared::freshness::nonce_message(&nonce, &enclave.keys.tee_public());
             response.nonce = Some(hex::encode(nonce));
-            response.nonce_signature =
-                Some(b64::encode(enclave.keys.signer().sign(&message).to_bytes()));
+            response.nonce_signature = Some(b64::encode(enclave.keys.signer().sign(&message).to_bytes()));
             Json(response).into_response()
         }
     }
@@ -71,16 +70,8 @@ async fn process(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
         Err(e) => {
             let (status, code) = e.status_and_code();
             tracing::info!(status, code, elapsed_ms, "process refused");
-            let body = FailureBody {
-                success: false,
-                error: code.into(),
-                message: e.to_string(),
-            };
-            (
-                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-                Json(body),
-            )
-                .into_response()
+            let body = FailureBody { success: false, error: code.into(), message: e.to_string() };
+            (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Json(body)).into_response()
         }
     }
 }

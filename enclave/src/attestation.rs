@@ -126,31 +126,15 @@ mod tests {
     #[test]
     fn without_provider_the_key_is_still_published() {
         let keys = EnclaveKeys::generate();
-        let none = ConfigfsTsm {
-            fs: StdFs {
-                root: PathBuf::from("/nonexistent/tsm/report"),
-            },
-            retry: tsm::Retry::default(),
-        };
+        let none =
+            ConfigfsTsm { fs: StdFs { root: PathBuf::from("/nonexistent/tsm/report") }, retry: tsm::Retry::default() };
         let a = Attestation::at_boot(&keys, &none, 0);
         assert_eq!(a.public.tdx_quote, None);
-        assert_eq!(
-            a.public.tdx_quote_error.as_deref(),
-            Some("tdx_quote_unavailable")
-        );
-        assert_eq!(
-            a.binding.tdx_quote_error.as_deref(),
-            Some("tdx_quote_unavailable")
-        );
+        assert_eq!(a.public.tdx_quote_error.as_deref(), Some("tdx_quote_unavailable"));
+        assert_eq!(a.binding.tdx_quote_error.as_deref(), Some("tdx_quote_unavailable"));
         assert_eq!(a.binding.tdx_quote_hash, "");
-        assert_eq!(
-            a.public.tee_public_key_sha256,
-            hex::encode(sha256(&keys.tee_public()))
-        );
-        assert_eq!(
-            &a.public.report_data_hex[..64],
-            a.public.tee_public_key_sha256
-        );
+        assert_eq!(a.public.tee_public_key_sha256, hex::encode(sha256(&keys.tee_public())));
+        assert_eq!(&a.public.report_data_hex[..64], a.public.tee_public_key_sha256);
         assert_eq!(&a.public.report_data_hex[64..], "0".repeat(64));
         let json = serde_json::to_value(&a.public).unwrap();
         assert!(json["tdxQuote"].is_null());

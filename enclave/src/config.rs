@@ -120,24 +120,20 @@ impl EnclaveConfig {
         let config: EnclaveConfig = match path {
             None => EnclaveConfig::default(),
             Some(p) => {
-                let text =
-                    std::fs::read_to_string(p).map_err(|e| ConfigError::Read(p.into(), e))?;
+                let text = std::fs::read_to_string(p).map_err(|e| ConfigError::Read(p.into(), e))?;
                 serde_json::from_str(&text).map_err(|e| ConfigError::Invalid(e.to_string()))?
             }
         };
         config.program_id()?;
         for id in config.models.keys() {
             if shared::catalog::resolve(id) != *id {
-                return Err(ConfigError::Invalid(format!(
-                    "model key `{id}` is not a catalog id"
-                )));
+                return Err(ConfigError::Invalid(format!("model key `{id}` is not a catalog id")));
             }
         }
         Ok(config)
     }
 
     pub fn program_id(&self) -> Result<Address, ConfigError> {
-        Address::parse(&self.program_id)
-            .ok_or_else(|| ConfigError::Invalid("programId is not a base58 address".into()))
+        Address::parse(&self.program_id).ok_or_else(|| ConfigError::Invalid("programId is not a base58 address".into()))
     }
 }

@@ -17,9 +17,8 @@ pub struct DevQuotes {
 
 fn hex_exact<const N: usize>(name: &str, text: &str) -> Result<[u8; N], ConfigError> {
     let mut out = [0u8; N];
-    hex::decode_to_slice(text, &mut out).map_err(|_| {
-        ConfigError::Invalid(format!("devQuotes.{name} must be {} hex characters", 2 * N))
-    })?;
+    hex::decode_to_slice(text, &mut out)
+        .map_err(|_| ConfigError::Invalid(format!("devQuotes.{name} must be {} hex characters", 2 * N)))?;
     Ok(out)
 }
 
@@ -30,30 +29,24 @@ impl DevQuotes {
             4 => QuoteVersion::V4,
             5 => QuoteVersion::V5,
             v => {
-                return Err(ConfigError::Invalid(format!(
-                    "devQuotes.quoteVersion {v} is not 4 or 5"
-                )));
+                return Err(ConfigError::Invalid(format!("devQuotes.quoteVersion {v} is not 4 or 5")));
             }
         };
-        let mut template = TdReport::default();
-        template.mr_td = hex_exact("mrtd", &config.mrtd)?;
-        template.rtmr[0] = hex_exact("rtmr0", &config.rtmr0)?;
-        template.rtmr[1] = hex_exact("rtmr1", &config.rtmr1)?;
-        template.rtmr[2] = hex_exact("rtmr2", &config.rtmr2)?;
+        let rtmr = [
+            hex_exact("rtmr0", &config.rtmr0)?,
+            hex_exact("rtmr1", &config.rtmr1)?,
+            hex_exact("rtmr2", &config.rtmr2)?,
+            [0; 48],
+        ];
+        let template = TdReport { mr_td: hex_exact("mrtd", &config.mrtd)?, rtmr, ..TdReport::default() };
         let pki = DevPki::from_seed(&seed);
         let collateral = String::from_utf8(pki.collateral(&CollateralOptions::default()))
             .map_err(|_| ConfigError::Invalid("dev collateral is not UTF-8".into()))?;
         if let Some(path) = &config.write_root_pem {
-            std::fs::write(path, pki.root_cert_pem()).map_err(|e| {
-                ConfigError::Invalid(format!("devQuotes.writeRootPem {}: {e}", path.display()))
-            })?;
+            std::fs::write(path, pki.root_cert_pem())
+                .map_err(|e| ConfigError::Invalid(format!("devQuotes.writeRootPem {}: {e}", path.display())))?;
         }
-        Ok(DevQuotes {
-            pki,
-            template,
-            version,
-            collateral,
-        })
+        Ok(DevQuotes { pki, template, version, collateral })
     }
 }
 
@@ -63,10 +56,7 @@ impl QuoteProvider for DevQuotes {
     }
 
     fn quote(&self, report_data: &[u8; 64]) -> Result<Vec<u8>, TsmError> {
-        let report = TdReport {
-            report_data: *report_data,
-            ..self.template
-        };
+        let report = TdReport { report_data: *report_data, ..self.template };
         Ok(self.pki.quote(&report, self.version))
     }
 

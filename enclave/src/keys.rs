@@ -19,11 +19,7 @@ impl EnclaveKeys {
         let x25519 = StaticSecret::random_from_rng(OsRng);
         let ed25519 = SigningKey::generate(&mut OsRng);
         let x25519_public = PublicKey::from(&x25519).to_bytes();
-        EnclaveKeys {
-            x25519,
-            ed25519,
-            x25519_public,
-        }
+        EnclaveKeys { x25519, ed25519, x25519_public }
     }
 
     /// The X25519 public key (`teePublicKey`).

@@ -24,20 +24,22 @@ fn quote_provider(config: &EnclaveConfig) -> Result<Box<dyn QuoteProvider>, Stri
         None => Ok(Box::new(ConfigfsTsm { fs: StdFs { root: config.tsm_root.clone() }, retry: Retry::default() })),
         #[cfg(feature = "dev-quotes")]
         Some(dev) => {
-            tracing::warn!("DEVELOPMENT QUOTES: signed by a test PKI, not by TDX hardware; verifiable only with --dev-root");
+            tracing::warn!(
+                "DEVELOPMENT QUOTES: signed by a test PKI, not by TDX hardware; verifiable only with --dev-root"
+            );
             Ok(Box::new(enclave::dev_quotes::DevQuotes::new(dev).map_err(|e| e.to_string())?))
         }
         #[cfg(not(feature = "dev-quotes"))]
-        Some(_) => Err("devQuotes is configured but this enclave binary was built without the dev-quotes feature".into()),
+        Some(_) => {
+            Err("devQuotes is configured but this enclave binary was built without the dev-quotes feature".into())
+        }
     }
 }
 
 #[tokio::main]
 async fn main() {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
@@ -51,8 +53,7 @@ async fn run() -> Result<(), String> {
     let config = EnclaveConfig::load(config_path()?.as_deref()).map_err(|e| e.to_string())?;
     let keys = EnclaveKeys::generate();
     let provider = quote_provider(&config)?;
-    let attestation =
-        tokio::task::block_in_place(|| Attestation::at_boot(&keys, provider.as_ref(), unix_now()));
+    let attestation = tokio::task::block_in_place(|| Attestation::at_boot(&keys, provider.as_ref(), unix_now()));
     tracing::info!(
         tee_public_key = %attestation.public.tee_public_key,
         enclave_public_key = %attestation.public.enclave_public_key,

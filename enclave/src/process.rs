@@ -35,9 +35,7 @@ pub struct Enclave {
 }
 
 pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 impl Enclave {
@@ -55,19 +53,10 @@ impl Enclave {
                     upstream_model: m.upstream_model.clone().unwrap_or_else(|| id.clone()),
                     api_key: None,
                 };
-                (
-                    id.clone(),
-                    ServedModel {
-                        endpoint,
-                        max_tokens: m.max_tokens,
-                    },
-                )
+                (id.clone(), ServedModel { endpoint, max_tokens: m.max_tokens })
             })
             .collect();
-        let retry = RetryPolicy {
-            attempts: config.warmup_attempts.max(1),
-            ..RetryPolicy::default()
-        };
+        let retry = RetryPolicy { attempts: config.warmup_attempts.max(1), ..RetryPolicy::default() };
         Ok(Enclave {
             keys,
             attestation,
@@ -86,51 +75,29 @@ impl Enclave {
             .get(&model_id)
             .ok_or_else(|| ProcessError::GpuNotConfigured(model_id.chars().take(64).collect()))?;
 
-        let envelope =
-            Envelope::parse(&request.encrypted_prompt).map_err(ProcessError::InvalidEnvelope)?;
+        let envelope = Envelope::parse(&request.encrypted_prompt).map_err(ProcessError::InvalidEnvelope)?;
         let tee_public = self.keys.tee_public();
-        if envelope
-            .key_id
-            .is_some_and(|id| id != shared::sha256(&tee_public))
-        {
+        if envelope.key_id.is_some_and(|id| id != shared::sha256(&tee_public)) {
             return Err(ProcessError::DecryptFailed(
                 "envelope is sealed to another enclave key; fetch the current key",
             ));
         }
-        let (plaintext, hpke_ctx) =
-            envelope
-                .open(self.keys.x25519(), &tee_public)
-                .map_err(|_| {
-                    ProcessError::DecryptFailed("envelope does not decrypt with this enclave's key")
-                })?;
+        let (plaintext, hpke_ctx) = envelope
+            .open(self.keys.x25519(), &tee_public)
+            .map_err(|_| ProcessError::DecryptFailed("envelope does not decrypt with this enclave's key"))?;
         let prompt = PromptPlaintext::parse(&plaintext).map_err(ProcessError::InvalidPrompt)?;
         drop(plaintext);
 
-        match self
-            .replay
-            .check(envelope.enc, envelope.nonce, prompt.timestamp, unix_now())
-        {
+        match self.replay.check(envelope.enc, envelope.nonce, prompt.timestamp, unix_now()) {
             ReplayVerdict::Fresh => {}
             ReplayVerdict::Replayed => return Err(ProcessError::Replayed),
             ReplayVerdict::Stale => return Err(ProcessError::Stale),
             ReplayVerdict::TimestampRequired => return Err(ProcessError::TimestampRequired),
         }
 
-        let max_tokens = Some(
-            prompt
-                .max_tokens
-                .map_or(served.max_tokens, |m| m.min(served.max_tokens)),
-        );
-        let chat = ChatRequest {
-            temperature: prompt.temperature,
-            max_tokens,
-            messages: prompt.into_messages(),
-        };
-        let reply = self
-            .model_client
-            .chat(&served.endpoint, &chat)
-            .await
-            .map_err(ProcessError::Model)?;
+        let max_tokens = Some(prompt.max_tokens.map_or(served.max_tokens, |m| m.min(served.max_tokens)));
+        let chat = ChatRequest { temperature: prompt.temperature, max_tokens, messages: prompt.into_messages() };
+        let reply = self.model_client.chat(&served.endpoint, &chat).await.map_err(ProcessError::Model)?;
         drop(chat);
 
         let receipt = self.issue_receipt(&envelope, &model_id)?;
@@ -140,11 +107,8 @@ impl Enclave {
             usage: reply.usage,
             receipt: receipt.clone(),
         };
-        let reply_bytes = Zeroizing::new(
-            serde_json::to_vec(&reply_plaintext).map_err(|_| ProcessError::Internal)?,
-        );
-        let encrypted_response =
-            shared::reply::seal(&hpke_ctx, &envelope.enc, &reply_bytes, &mut OsRng);
+        let reply_bytes = Zeroizing::new(serde_json::to_vec(&reply_plaintext).map_err(|_| ProcessError::Internal)?);
+        let encrypted_response = shared::reply::seal(&hpke_ctx, &envelope.enc, &reply_bytes, &mut OsRng);
 
         Ok(ProcessResponse {
             success: true,

@@ -35,21 +35,11 @@ struct Inner {
 
 impl ReplayGuard {
     pub fn new(window_secs: u64, max_untimed: usize) -> Self {
-        ReplayGuard {
-            window_secs,
-            max_untimed,
-            inner: Mutex::new(Inner::default()),
-        }
+        ReplayGuard { window_secs, max_untimed, inner: Mutex::new(Inner::default()) }
     }
 
     /// Checks and records the pair. `now` is the enclave's clock in unix seconds.
-    pub fn check(
-        &self,
-        client_key: [u8; 32],
-        nonce: [u8; 16],
-        timestamp: Option<u64>,
-        now: u64,
-    ) -> ReplayVerdict {
+    pub fn check(&self, client_key: [u8; 32], nonce: [u8; 16], timestamp: Option<u64>, now: u64) -> ReplayVerdict {
         if let Some(ts) = timestamp
             && ts.abs_diff(now) > self.window_secs
         {
@@ -57,9 +47,7 @@ impl ReplayGuard {
         }
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if now >= inner.last_sweep + self.window_secs.max(1) {
-            inner
-                .seen
-                .retain(|_, expiry| expiry.is_none_or(|e| e > now));
+            inner.seen.retain(|_, expiry| expiry.is_none_or(|e| e > now));
             inner.last_sweep = now;
         }
         if inner.seen.contains_key(&(client_key, nonce)) {
@@ -85,67 +73,31 @@ mod tests {
     #[test]
     fn second_use_is_refused() {
         let g = ReplayGuard::new(300, 10);
-        assert_eq!(
-            g.check([1; 32], [2; 16], Some(1000), 1000),
-            ReplayVerdict::Fresh
-        );
-        assert_eq!(
-            g.check([1; 32], [2; 16], Some(1000), 1001),
-            ReplayVerdict::Replayed
-        );
+        assert_eq!(g.check([1; 32], [2; 16], Some(1000), 1000), ReplayVerdict::Fresh);
+        assert_eq!(g.check([1; 32], [2; 16], Some(1000), 1001), ReplayVerdict::Replayed);
         // Same key, other nonce; other key, same nonce: both fresh.
-        assert_eq!(
-            g.check([1; 32], [3; 16], Some(1000), 1001),
-            ReplayVerdict::Fresh
-        );
-        assert_eq!(
-            g.check([4; 32], [2; 16], Some(1000), 1001),
-            ReplayVerdict::Fresh
-        );
+        assert_eq!(g.check([1; 32], [3; 16], Some(1000), 1001), ReplayVerdict::Fresh);
+        assert_eq!(g.check([4; 32], [2; 16], Some(1000), 1001), ReplayVerdict::Fresh);
     }
 
     #[test]
     fn window_edges() {
         let g = ReplayGuard::new(300, 10);
-        assert_eq!(
-            g.check([1; 32], [1; 16], Some(700), 1000),
-            ReplayVerdict::Fresh
-        );
-        assert_eq!(
-            g.check([1; 32], [2; 16], Some(699), 1000),
-            ReplayVerdict::Stale
-        );
-        assert_eq!(
-            g.check([1; 32], [3; 16], Some(1300), 1000),
-            ReplayVerdict::Fresh
-        );
-        assert_eq!(
-            g.check([1; 32], [4; 16], Some(1301), 1000),
-            ReplayVerdict::Stale
-        );
+        assert_eq!(g.check([1; 32], [1; 16], Some(700), 1000), ReplayVerdict::Fresh);
+        assert_eq!(g.check([1; 32], [2; 16], Some(699), 1000), ReplayVerdict::Stale);
+        assert_eq!(g.check([1; 32], [3; 16], Some(1300), 1000), ReplayVerdict::Fresh);
+        assert_eq!(g.check([1; 32], [4; 16], Some(1301), 1000), ReplayVerdict::Stale);
     }
 
     #[test]
     fn expired_pairs_are_forgotten_but_stay_refused_while_valid() {
         let g = ReplayGuard::new(300, 10);
-        assert_eq!(
-            g.check([1; 32], [1; 16], Some(1000), 1000),
-            ReplayVerdict::Fresh
-        );
+        assert_eq!(g.check([1; 32], [1; 16], Some(1000), 1000), ReplayVerdict::Fresh);
         // Still inside the window: the sweep must not forget it.
-        assert_eq!(
-            g.check([9; 32], [9; 16], Some(1299), 1299),
-            ReplayVerdict::Fresh
-        );
-        assert_eq!(
-            g.check([1; 32], [1; 16], Some(1000), 1299),
-            ReplayVerdict::Replayed
-        );
+        assert_eq!(g.check([9; 32], [9; 16], Some(1299), 1299), ReplayVerdict::Fresh);
+        assert_eq!(g.check([1; 32], [1; 16], Some(1000), 1299), ReplayVerdict::Replayed);
         // Past the window the envelope is stale anyway, and the table shrinks.
-        assert_eq!(
-            g.check([1; 32], [1; 16], Some(1000), 5000),
-            ReplayVerdict::Stale
-        );
+        assert_eq!(g.check([1; 32], [1; 16], Some(1000), 5000), ReplayVerdict::Stale);
         assert_eq!(g.inner.lock().unwrap().seen.len(), 2);
         g.check([7; 32], [7; 16], Some(5000), 5000);
         assert_eq!(g.inner.lock().unwrap().seen.len(), 1);
@@ -155,15 +107,9 @@ mod tests {
     fn untimed_pairs_are_kept_and_capped() {
         let g = ReplayGuard::new(300, 2);
         assert_eq!(g.check([1; 32], [1; 16], None, 0), ReplayVerdict::Fresh);
-        assert_eq!(
-            g.check([1; 32], [1; 16], None, 1_000_000),
-            ReplayVerdict::Replayed
-        );
+        assert_eq!(g.check([1; 32], [1; 16], None, 1_000_000), ReplayVerdict::Replayed);
         assert_eq!(g.check([1; 32], [2; 16], None, 0), ReplayVerdict::Fresh);
-        assert_eq!(
-            g.check([1; 32], [3; 16], None, 0),
-            ReplayVerdict::TimestampRequired
-        );
+        assert_eq!(g.check([1; 32], [3; 16], None, 0), ReplayVerdict::TimestampRequired);
         assert_eq!(g.check([1; 32], [3; 16], Some(0), 0), ReplayVerdict::Fresh);
     }
 }

@@ -48,9 +48,7 @@ impl TsmFs for StdFs {
     fn write(&self, name: &str, attr: &str, data: &[u8]) -> io::Result<()> {
         use std::io::Write;
         // Not File::create: configfs attributes are opened, never created or truncated.
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(self.root.join(name).join(attr))?;
+        let mut f = std::fs::OpenOptions::new().write(true).open(self.root.join(name).join(attr))?;
         f.write_all(data)
     }
 }
@@ -82,10 +80,7 @@ pub struct Retry {
 
 impl Default for Retry {
     fn default() -> Self {
-        Retry {
-            attempts: 5,
-            delay: Duration::from_millis(200),
-        }
+        Retry { attempts: 5, delay: Duration::from_millis(200) }
     }
 }
 
@@ -94,12 +89,7 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 fn item_name() -> String {
     let mut random = [0u8; 8];
     rand_core::RngCore::fill_bytes(&mut rand_core::OsRng, &mut random);
-    format!(
-        "q-{}-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-        hex::encode(random)
-    )
+    format!("q-{}-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed), hex::encode(random))
 }
 
 fn classify(e: io::Error) -> Attempt {
@@ -126,11 +116,7 @@ fn parse_generation(bytes: &[u8]) -> Result<u64, Attempt> {
 
 /// Gets a TDX quote over `report_data`. Blocking: quotes take seconds and the kernel
 /// serialises them, so call this from a blocking context, once per purpose.
-pub fn get_quote(
-    fs: &dyn TsmFs,
-    report_data: &[u8; 64],
-    retry: Retry,
-) -> Result<Vec<u8>, TsmError> {
+pub fn get_quote(fs: &dyn TsmFs, report_data: &[u8; 64], retry: Retry) -> Result<Vec<u8>, TsmError> {
     for attempt in 1..=retry.attempts.max(1) {
         let name = item_name();
         if let Err(e) = fs.mkdir(&name) {
@@ -158,19 +144,14 @@ fn quote_in(fs: &dyn TsmFs, name: &str, report_data: &[u8; 64]) -> Result<Vec<u8
     let provider = fs.read(name, "provider").map_err(classify)?;
     let provider = String::from_utf8_lossy(&provider).trim().to_string();
     if provider != TDX_PROVIDER {
-        return Err(Attempt::Fatal(TsmError::WrongProvider(
-            provider.chars().take(32).collect(),
-        )));
+        return Err(Attempt::Fatal(TsmError::WrongProvider(provider.chars().take(32).collect())));
     }
     let before = parse_generation(&fs.read(name, "generation").map_err(classify)?)?;
     fs.write(name, "inblob", report_data).map_err(classify)?;
     let quote = fs.read(name, "outblob").map_err(classify)?;
     let after = parse_generation(&fs.read(name, "generation").map_err(classify)?)?;
     if after != before + 1 {
-        return Err(Attempt::Fatal(TsmError::GenerationMismatch {
-            before,
-            after,
-        }));
+        return Err(Attempt::Fatal(TsmError::GenerationMismatch { before, after }));
     }
     if quote.is_empty() || quote.len() > MAX_QUOTE_LEN {
         return Err(Attempt::Fatal(TsmError::BadQuoteLength(quote.len())));

@@ -27,14 +27,8 @@ pub type App = Arc<AppState>;
 
 pub fn router(state: App) -> Router {
     let lookups = Router::new()
-        .route(
-            "/attestation/by-hash/{hash}",
-            get(routes::receipts::by_hash),
-        )
-        .route(
-            "/attestation/by-tx/{signature}",
-            get(routes::receipts::by_tx),
-        )
+        .route("/attestation/by-hash/{hash}", get(routes::receipts::by_hash))
+        .route("/attestation/by-tx/{signature}", get(routes::receipts::by_tx))
         .route("/attestation/{address}", get(routes::receipts::by_address))
         .layer(middleware::map_response(routes::receipts::cors_open));
     Router::new()

@@ -23,16 +23,14 @@ pub struct ApiKeys {
 
 impl ApiKeys {
     pub fn new(keys: &[String]) -> Self {
-        ApiKeys {
-            hashes: keys.iter().map(|k| shared::sha256(k.as_bytes())).collect(),
-        }
+        ApiKeys { hashes: keys.iter().map(|k| shared::sha256(k.as_bytes())).collect() }
     }
 
     /// Checks `Authorization: Bearer sk_svc_…` (contract §5: 401 for missing or invalid keys).
     pub fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        let value = headers.get(AUTHORIZATION).ok_or_else(|| {
-            ApiError::unauthorized("missing Authorization: Bearer sk_svc_… header")
-        })?;
+        let value = headers
+            .get(AUTHORIZATION)
+            .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer sk_svc_… header"))?;
         let key = value
             .to_str()
             .ok()
@@ -64,13 +62,8 @@ mod tests {
     fn key_rules() {
         let keys = ApiKeys::new(&["sk_svc_good".into()]);
         assert!(keys.check(&headers("Bearer sk_svc_good")).is_ok());
-        for bad in [
-            "Bearer sk_svc_other",
-            "Bearer sk_live_good",
-            "Basic sk_svc_good",
-            "sk_svc_good",
-            "Bearer sk_svc_",
-        ] {
+        for bad in ["Bearer sk_svc_other", "Bearer sk_live_good", "Basic sk_svc_good", "sk_svc_good", "Bearer sk_svc_"]
+        {
             let e = keys.check(&headers(bad)).unwrap_err();
             assert_eq!((e.status, e.code), (401, "unauthorized"), "{bad}");
         }

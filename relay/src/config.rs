@@ -57,8 +57,7 @@ impl RelayConfig {
         let mut config: RelayConfig = match path {
             None => RelayConfig::default(),
             Some(p) => {
-                let text =
-                    std::fs::read_to_string(p).map_err(|e| ConfigError::Read(p.into(), e))?;
+                let text = std::fs::read_to_string(p).map_err(|e| ConfigError::Read(p.into(), e))?;
                 serde_json::from_str(&text).map_err(|e| ConfigError::Invalid(e.to_string()))?
             }
         };
@@ -68,52 +67,31 @@ impl RelayConfig {
             config.database_url = Some(url);
         }
         if let Ok(keys) = std::env::var("SVC_API_KEYS") {
-            config.api_keys.extend(
-                keys.split(',')
-                    .map(str::trim)
-                    .filter(|k| !k.is_empty())
-                    .map(String::from),
-            );
+            config.api_keys.extend(keys.split(',').map(str::trim).filter(|k| !k.is_empty()).map(String::from));
         }
         config.program_id()?;
-        if let Some(bad) = config
-            .api_keys
-            .iter()
-            .find(|k| !crate::auth::well_formed(k))
-        {
+        if let Some(bad) = config.api_keys.iter().find(|k| !crate::auth::well_formed(k)) {
             let shown: String = bad.chars().take(8).collect();
-            return Err(ConfigError::Invalid(format!(
-                "API key starting `{shown}` does not start with sk_svc_"
-            )));
+            return Err(ConfigError::Invalid(format!("API key starting `{shown}` does not start with sk_svc_")));
         }
         Ok(config)
     }
 
     pub fn program_id(&self) -> Result<Address, ConfigError> {
-        Address::parse(&self.program_id)
-            .ok_or_else(|| ConfigError::Invalid("programId is not a base58 address".into()))
+        Address::parse(&self.program_id).ok_or_else(|| ConfigError::Invalid("programId is not a base58 address".into()))
     }
 
     pub fn database_url(&self) -> String {
-        self.database_url.clone().unwrap_or_else(|| {
-            format!(
-                "sqlite://{}?mode=rwc",
-                self.data_dir.join("relay.sqlite3").display()
-            )
-        })
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", self.data_dir.join("relay.sqlite3").display()))
     }
 
     pub fn ledger_key_file(&self) -> PathBuf {
-        self.ledger_key_file
-            .clone()
-            .unwrap_or_else(|| self.data_dir.join("ledger-key"))
+        self.ledger_key_file.clone().unwrap_or_else(|| self.data_dir.join("ledger-key"))
     }
 
     pub fn public_url(&self) -> String {
-        self.public_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{}", self.listen))
-            .trim_end_matches('/')
-            .to_string()
+        self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.listen)).trim_end_matches('/').to_string()
     }
 }

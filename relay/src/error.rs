@@ -22,13 +22,7 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            code,
-            message: message.into(),
-            tee_endpoint: None,
-            with_success: false,
-        }
+        ApiError { status, code, message: message.into(), tee_endpoint: None, with_success: false }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, codes::BAD_REQUEST, message)
@@ -45,11 +39,7 @@ impl ApiError {
     pub fn tee_unreachable(endpoint: &str) -> Self {
         ApiError {
             tee_endpoint: Some(endpoint.to_string()),
-            ..Self::new(
-                502,
-                codes::TEE_UNREACHABLE,
-                "the enclave did not answer; retry, and refetch its key",
-            )
+            ..Self::new(502, codes::TEE_UNREACHABLE, "the enclave did not answer; retry, and refetch its key")
         }
     }
     pub fn with_success(mut self) -> Self {

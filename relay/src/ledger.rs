@@ -40,10 +40,7 @@ pub fn load_or_create_key(path: &Path) -> Result<SigningKey, LedgerError> {
     match std::fs::read(path) {
         Ok(bytes) => {
             let bytes = Zeroizing::new(bytes);
-            let seed: &[u8; 32] = bytes
-                .as_slice()
-                .try_into()
-                .map_err(|_| LedgerError::KeyLength(shown))?;
+            let seed: &[u8; 32] = bytes.as_slice().try_into().map_err(|_| LedgerError::KeyLength(shown))?;
             Ok(SigningKey::from_bytes(seed))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -56,11 +53,8 @@ pub fn load_or_create_key(path: &Path) -> Result<SigningKey, LedgerError> {
             options.write(true).create_new(true);
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut file = options
-                .open(path)
-                .map_err(|e| LedgerError::KeyFile(shown.clone(), e))?;
-            file.write_all(seed.as_ref())
-                .map_err(|e| LedgerError::KeyFile(shown.clone(), e))?;
+            let mut file = options.open(path).map_err(|e| LedgerError::KeyFile(shown.clone(), e))?;
+            file.write_all(seed.as_ref()).map_err(|e| LedgerError::KeyFile(shown.clone(), e))?;
             Ok(SigningKey::from_bytes(&seed))
         }
         Err(e) => Err(LedgerError::KeyFile(shown, e)),
@@ -69,12 +63,7 @@ pub fn load_or_create_key(path: &Path) -> Result<SigningKey, LedgerError> {
 
 impl Ledger {
     pub fn new(key: SigningKey, program_id: Address, store: Store) -> Self {
-        Ledger {
-            key,
-            program_id,
-            store,
-            write_lock: tokio::sync::Mutex::new(()),
-        }
+        Ledger { key, program_id, store, write_lock: tokio::sync::Mutex::new(()) }
     }
 
     /// The ledger's public key (the fee payer of every commit).
@@ -87,12 +76,7 @@ impl Ledger {
     }
 
     /// Stores `receipt` and commits it; returns the commit's transaction id.
-    pub async fn commit(
-        &self,
-        receipt: &Receipt,
-        prompt_hash: &[u8; 32],
-        now: i64,
-    ) -> Result<String, LedgerError> {
+    pub async fn commit(&self, receipt: &Receipt, prompt_hash: &[u8; 32], now: i64) -> Result<String, LedgerError> {
         let receipt_json = serde_json::to_string(receipt).expect("receipt serialises");
         let _guard = self.write_lock.lock().await;
         for _ in 0..8 {
@@ -102,21 +86,11 @@ impl Ledger {
                 Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),
                 None => (0, [0u8; 32]),
             };
-            let (bytes, commit) =
-                shared::ledger::build(&self.key, &self.program_id, &blockhash, prompt_hash);
+            let (bytes, commit) = shared::ledger::build(&self.key, &self.program_id, &blockhash, prompt_hash);
             let id = commit.id();
             let inserted = self
                 .store
-                .insert(
-                    &mut tx,
-                    seq,
-                    &id,
-                    &bytes,
-                    &receipt.address,
-                    &receipt.encrypted_prompt_hash,
-                    &receipt_json,
-                    now,
-                )
+                .insert(&mut tx, seq, &id, &bytes, &receipt.address, &receipt.encrypted_prompt_hash, &receipt_json, now)
                 .await;
             match inserted {
                 Ok(()) => match tx.commit().await {
@@ -126,21 +100,14 @@ impl Ledger {
                 Err(e) if is_unique_violation(&e) => {
                     drop(tx);
                     // Either another relay took this seq (retry) or the receipt exists.
-                    if self
-                        .store
-                        .receipt_by_address(&receipt.address)
-                        .await?
-                        .is_some()
-                    {
+                    if self.store.receipt_by_address(&receipt.address).await?.is_some() {
                         return Err(LedgerError::Duplicate);
                     }
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(LedgerError::Store(StoreError::Corrupt(
-            "could not append a commit after 8 attempts",
-        )))
+        Err(LedgerError::Store(StoreError::Corrupt("could not append a commit after 8 attempts")))
     }
 }
 
@@ -158,15 +125,9 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(
-                std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-                0o600
-            );
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         }
         std::fs::write(&path, [1u8; 31]).unwrap();
-        assert!(matches!(
-            load_or_create_key(&path),
-            Err(LedgerError::KeyLength(_))
-        ));
+        assert!(matches!(load_or_create_key(&path), Err(LedgerError::KeyLength(_))));
     }
 }

@@ -23,9 +23,7 @@ fn config_path() -> Result<Option<PathBuf>, String> {
 #[tokio::main]
 async fn main() {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
@@ -37,11 +35,8 @@ async fn main() {
 
 async fn run() -> Result<(), String> {
     let config = RelayConfig::load(config_path()?.as_deref()).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(&config.data_dir)
-        .map_err(|e| format!("data dir {}: {e}", config.data_dir.display()))?;
-    let store = Store::open(&config.database_url())
-        .await
-        .map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&config.data_dir).map_err(|e| format!("data dir {}: {e}", config.data_dir.display()))?;
+    let store = Store::open(&config.database_url()).await.map_err(|e| e.to_string())?;
     let key = load_or_create_key(&config.ledger_key_file()).map_err(|e| e.to_string())?;
     let program_id = config.program_id().map_err(|e| e.to_string())?;
     let ledger = Ledger::new(key, program_id, store.clone());
@@ -54,10 +49,7 @@ async fn run() -> Result<(), String> {
         "relay starting"
     );
     let state = Arc::new(AppState {
-        tee: TeeClient::new(
-            &config.enclave_url,
-            Duration::from_secs(config.enclave_timeout_secs),
-        ),
+        tee: TeeClient::new(&config.enclave_url, Duration::from_secs(config.enclave_timeout_secs)),
         keys: ApiKeys::new(&config.api_keys),
         store,
         ledger,

@@ -48,15 +48,9 @@ impl Store {
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if is_sqlite {
-                        sqlx::query("PRAGMA journal_mode = WAL")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("PRAGMA busy_timeout = 5000")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("PRAGMA foreign_keys = ON")
-                            .execute(&mut *conn)
-                            .await?;
+                        sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA busy_timeout = 5000").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
                     }
                     Ok(())
                 })
@@ -79,11 +73,7 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?;
             if done.is_none() {
-                for statement in sql
-                    .split(';')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty() && !is_comment(s))
-                {
+                for statement in sql.split(';').map(str::trim).filter(|s| !s.is_empty() && !is_comment(s)) {
                     sqlx::query(statement).execute(&mut *tx).await?;
                 }
                 sqlx::query("INSERT INTO schema_version (version) VALUES ($1)")
@@ -104,17 +94,13 @@ impl Store {
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     ) -> Result<Option<StoredCommit>, StoreError> {
-        let row =
-            sqlx::query("SELECT seq, tx_base64 FROM ledger_commits ORDER BY seq DESC LIMIT 1")
-                .fetch_optional(&mut **tx)
-                .await?;
+        let row = sqlx::query("SELECT seq, tx_base64 FROM ledger_commits ORDER BY seq DESC LIMIT 1")
+            .fetch_optional(&mut **tx)
+            .await?;
         row.map(|r| {
             let seq: i64 = r.try_get("seq")?;
             let b64: String = r.try_get("tx_base64")?;
-            Ok(StoredCommit {
-                seq,
-                tx: shared::b64::decode(&b64).map_err(|_| StoreError::Corrupt("tx_base64"))?,
-            })
+            Ok(StoredCommit { seq, tx: shared::b64::decode(&b64).map_err(|_| StoreError::Corrupt("tx_base64"))? })
         })
         .transpose()
     }
@@ -156,43 +142,24 @@ impl Store {
         Ok(())
     }
 
-    async fn receipt_where(
-        &self,
-        column: &str,
-        value: &str,
-    ) -> Result<Option<StoredReceipt>, StoreError> {
+    async fn receipt_where(&self, column: &str, value: &str) -> Result<Option<StoredReceipt>, StoreError> {
         let sql = format!("SELECT receipt_json, tx_signature FROM receipts WHERE {column} = $1");
-        let row = sqlx::query(&sql)
-            .bind(value)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(&sql).bind(value).fetch_optional(&self.pool).await?;
         row.map(|r| {
-            Ok(StoredReceipt {
-                receipt_json: r.try_get("receipt_json")?,
-                tx_signature: r.try_get("tx_signature")?,
-            })
+            Ok(StoredReceipt { receipt_json: r.try_get("receipt_json")?, tx_signature: r.try_get("tx_signature")? })
         })
         .transpose()
     }
 
-    pub async fn receipt_by_address(
-        &self,
-        address: &str,
-    ) -> Result<Option<StoredReceipt>, StoreError> {
+    pub async fn receipt_by_address(&self, address: &str) -> Result<Option<StoredReceipt>, StoreError> {
         self.receipt_where("address", address).await
     }
 
-    pub async fn receipt_by_hash(
-        &self,
-        hash_hex: &str,
-    ) -> Result<Option<StoredReceipt>, StoreError> {
+    pub async fn receipt_by_hash(&self, hash_hex: &str) -> Result<Option<StoredReceipt>, StoreError> {
         self.receipt_where("prompt_hash", hash_hex).await
     }
 
-    pub async fn commit_by_signature(
-        &self,
-        signature: &str,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
+    pub async fn commit_by_signature(&self, signature: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let row = sqlx::query("SELECT tx_base64 FROM ledger_commits WHERE signature = $1")
             .bind(signature)
             .fetch_optional(&self.pool)
@@ -206,9 +173,7 @@ impl Store {
 }
 
 fn is_comment(statement: &str) -> bool {
-    statement
-        .lines()
-        .all(|l| l.trim().is_empty() || l.trim_start().starts_with("--"))
+    statement.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with("--"))
 }
 
 /// True when `e` is a unique-constraint violation (another writer took the same key).

@@ -28,19 +28,11 @@ impl TeeClient {
             .connect_timeout(Duration::from_secs(5))
             .build()
             .expect("static reqwest configuration is valid");
-        TeeClient {
-            http,
-            endpoint: endpoint.trim_end_matches('/').to_string(),
-        }
+        TeeClient { http, endpoint: endpoint.trim_end_matches('/').to_string() }
     }
 
     pub async fn get(&self, path: &str) -> Result<TeeAnswer, Unreachable> {
-        let response = self
-            .http
-            .get(format!("{}{path}", self.endpoint))
-            .send()
-            .await
-            .map_err(|_| Unreachable)?;
+        let response = self.http.get(format!("{}{path}", self.endpoint)).send().await.map_err(|_| Unreachable)?;
         Self::answer(response).await
     }
 

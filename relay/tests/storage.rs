@@ -20,58 +20,28 @@ fn receipt(n: u8) -> (Receipt, [u8; 32]) {
         model: "gpt-oss:20b".into(),
         provider: "svc-gpu".into(),
     };
-    let ctx = ReceiptContext {
-        program_id: default_program_id(),
-        timestamp: 1,
-        tdx_quote_hash: None,
-    };
-    (
-        Receipt::issue(&body, &SigningKey::from_bytes(&[3; 32]), &ctx).unwrap(),
-        hash,
-    )
+    let ctx = ReceiptContext { program_id: default_program_id(), timestamp: 1, tdx_quote_hash: None };
+    (Receipt::issue(&body, &SigningKey::from_bytes(&[3; 32]), &ctx).unwrap(), hash)
 }
 
 async fn exercise(store: Store) {
-    let ledger = Arc::new(Ledger::new(
-        SigningKey::from_bytes(&[4; 32]),
-        default_program_id(),
-        store.clone(),
-    ));
+    let ledger = Arc::new(Ledger::new(SigningKey::from_bytes(&[4; 32]), default_program_id(), store.clone()));
     let (r1, h1) = receipt(1);
     let (r2, h2) = receipt(2);
     let tx1 = ledger.commit(&r1, &h1, 10).await.unwrap();
     let tx2 = ledger.commit(&r2, &h2, 11).await.unwrap();
 
     // Lookups return exactly what was stored.
-    let by_address = store
-        .receipt_by_address(&r1.address)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        serde_json::from_str::<Receipt>(&by_address.receipt_json).unwrap(),
-        r1
-    );
+    let by_address = store.receipt_by_address(&r1.address).await.unwrap().unwrap();
+    assert_eq!(serde_json::from_str::<Receipt>(&by_address.receipt_json).unwrap(), r1);
     assert_eq!(by_address.tx_signature, tx1);
-    let by_hash = store
-        .receipt_by_hash(&r2.encrypted_prompt_hash)
-        .await
-        .unwrap()
-        .unwrap();
+    let by_hash = store.receipt_by_hash(&r2.encrypted_prompt_hash).await.unwrap().unwrap();
     assert_eq!(by_hash.tx_signature, tx2);
-    assert!(
-        store
-            .receipt_by_address(&Address([9; 32]).to_string())
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(store.receipt_by_address(&Address([9; 32]).to_string()).await.unwrap().is_none());
 
     // Commits verify, carry the hash, and chain: the second's blockhash links the first.
     let c1_bytes = store.commit_by_signature(&tx1).await.unwrap().unwrap();
-    let c2 =
-        shared::ledger::parse_and_verify(&store.commit_by_signature(&tx2).await.unwrap().unwrap())
-            .unwrap();
+    let c2 = shared::ledger::parse_and_verify(&store.commit_by_signature(&tx2).await.unwrap().unwrap()).unwrap();
     let c1 = shared::ledger::parse_and_verify(&c1_bytes).unwrap();
     assert_eq!(c1.prompt_hash, h1);
     assert_eq!(c1.recent_blockhash, [0; 32]);
@@ -79,10 +49,7 @@ async fn exercise(store: Store) {
     assert_eq!(c1.payer, ledger.public_key());
 
     // One ciphertext, one receipt.
-    assert!(matches!(
-        ledger.commit(&r1, &h1, 12).await,
-        Err(LedgerError::Duplicate)
-    ));
+    assert!(matches!(ledger.commit(&r1, &h1, 12).await, Err(LedgerError::Duplicate)));
 
     // Concurrent commits all land, each exactly once, with distinct sequence numbers.
     let mut tasks = Vec::new();
@@ -102,10 +69,7 @@ async fn exercise(store: Store) {
 #[tokio::test]
 async fn sqlite_store_and_ledger() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!(
-        "sqlite://{}?mode=rwc",
-        dir.path().join("t.sqlite3").display()
-    );
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.sqlite3").display());
     exercise(Store::open(&url).await.unwrap()).await;
     // Reopening applies no migration twice.
     Store::open(&url).await.unwrap();
@@ -118,15 +82,10 @@ async fn postgres_store_and_ledger() {
         return;
     };
     sqlx::any::install_default_drivers();
-    let stamp = hex::encode(shared::sha256(
-        format!("{:?}", std::time::SystemTime::now()).as_bytes(),
-    ));
+    let stamp = hex::encode(shared::sha256(format!("{:?}", std::time::SystemTime::now()).as_bytes()));
     let name = format!("svc_test_{}", &stamp[..12]);
     let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&mut admin)
-        .await
-        .unwrap();
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
     let url = match admin_url.rsplit_once('/') {
         Some((base, _)) => format!("{base}/{name}"),
         None => panic!("DATABASE_URL has no database part"),
@@ -136,7 +95,5 @@ async fn postgres_store_and_ledger() {
     exercise(store.clone()).await;
     Store::open(&url).await.unwrap();
     drop(store);
-    let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
-        .execute(&mut admin)
-        .await;
+    let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await;
 }

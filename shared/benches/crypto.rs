@@ -35,11 +35,7 @@ fn benches(c: &mut Criterion) {
     let (env, _) = envelope::seal(&pk, &pt, &mut OsRng).unwrap();
     let wire = env.to_json_string();
     let reply_pt = vec![b'r'; 1024];
-    let ctx = ReceiptContext {
-        program_id: default_program_id(),
-        timestamp: 1,
-        tdx_quote_hash: Some([7; 32]),
-    };
+    let ctx = ReceiptContext { program_id: default_program_id(), timestamp: 1, tdx_quote_hash: Some([7; 32]) };
 
     c.bench_function("envelope_open_4KiB (parse + HPKE open)", |b| {
         b.iter(|| {
@@ -50,14 +46,7 @@ fn benches(c: &mut Criterion) {
 
     let (_, hpke_ctx) = env.open(&sk, &pk).unwrap();
     c.bench_function("reply_seal_1KiB", |b| {
-        b.iter(|| {
-            black_box(reply::seal(
-                &hpke_ctx,
-                &env.enc,
-                black_box(&reply_pt),
-                &mut OsRng,
-            ))
-        })
+        b.iter(|| black_box(reply::seal(&hpke_ctx, &env.enc, black_box(&reply_pt), &mut OsRng)))
     });
 
     let receipt_body = body(&env, pk);
@@ -80,19 +69,16 @@ fn benches(c: &mut Criterion) {
         b.iter(|| black_box(receipt_address(black_box(&hash), &ctx.program_id)))
     });
 
-    c.bench_function(
-        "enclave_request_crypto (open 4KiB + sign receipt + seal reply)",
-        |b| {
-            b.iter(|| {
-                let env = Envelope::parse(black_box(&wire)).unwrap();
-                let (_pt, hpke_ctx) = env.open(&sk, &pk).unwrap();
-                let r = Receipt::issue(&body(&env, pk), &signer, &ctx).unwrap();
-                let mut plain = serde_json::to_vec(&r).unwrap();
-                plain.extend_from_slice(&reply_pt);
-                black_box(reply::seal(&hpke_ctx, &env.enc, &plain, &mut OsRng))
-            })
-        },
-    );
+    c.bench_function("enclave_request_crypto (open 4KiB + sign receipt + seal reply)", |b| {
+        b.iter(|| {
+            let env = Envelope::parse(black_box(&wire)).unwrap();
+            let (_pt, hpke_ctx) = env.open(&sk, &pk).unwrap();
+            let r = Receipt::issue(&body(&env, pk), &signer, &ctx).unwrap();
+            let mut plain = serde_json::to_vec(&r).unwrap();
+            plain.extend_from_slice(&reply_pt);
+            black_box(reply::seal(&hpke_ctx, &env.enc, &plain, &mut OsRng))
+        })
+    });
 }
 
 criterion_group!(crypto, benches);

@@ -47,13 +47,8 @@ pub fn find_program_address(seeds: &[&[u8]], program_id: &Address) -> Option<(Ad
         prefix.update(seed);
     }
     for bump in (1..=u8::MAX).rev() {
-        let digest: [u8; 32] = prefix
-            .clone()
-            .chain_update([bump])
-            .chain_update(program_id.0)
-            .chain_update(PDA_MARKER)
-            .finalize()
-            .into();
+        let digest: [u8; 32] =
+            prefix.clone().chain_update([bump]).chain_update(program_id.0).chain_update(PDA_MARKER).finalize().into();
         if !is_on_curve(&digest) {
             return Some((Address(digest), bump));
         }
@@ -71,9 +66,7 @@ pub fn receipt_address(ciphertext_hash: &[u8; 32], program_id: &Address) -> Addr
 /// The attestation program id used when none is configured: a fixed placeholder for the
 /// embedded ledger (sha256 of a label, so nobody holds its key).
 pub fn default_program_id() -> Address {
-    Address(crate::sha256(
-        b"svc attestation program v2 (embedded ledger)",
-    ))
+    Address(crate::sha256(b"svc attestation program v2 (embedded ledger)"))
 }
 
 #[cfg(test)]
@@ -88,10 +81,7 @@ mod tests {
         let mint = Address::parse("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v").unwrap();
         let ata = Address::parse("ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL").unwrap();
         let (addr, bump) = find_program_address(&[&owner.0, &token.0, &mint.0], &ata).unwrap();
-        assert_eq!(
-            addr.to_string(),
-            "3XZXfFJHF5ox3yPop16oqYfSWxLpkjsEuvTe2S67G2rj"
-        );
+        assert_eq!(addr.to_string(), "3XZXfFJHF5ox3yPop16oqYfSWxLpkjsEuvTe2S67G2rj");
         assert_eq!(bump, 254);
     }
 

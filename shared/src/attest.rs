@@ -4,11 +4,13 @@
 //! Kept apart, one concern per file, as Project Oak does: `measurements` (reference values),
 //! `policy` (what is acceptable), `verify` (evidence against both), `document` (the result).
 
+pub mod collateral;
 pub mod document;
 pub mod measurements;
 pub mod policy;
 pub mod verify;
 
+pub use collateral::{Collateral, CollateralError};
 pub use document::{Check, Verdict, VerificationDocument};
 pub use measurements::Measurements;
 pub use policy::{Binding, Policy, TrustRoot};

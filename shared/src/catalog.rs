@@ -87,18 +87,10 @@ pub fn prefixed(catalog_id: &str) -> String {
 /// client-library ids to catalog ids, follows an archived model to its replacement, and
 /// passes anything else through unchanged (it will then have no endpoint).
 pub fn resolve(requested: &str) -> String {
-    let bare = requested
-        .strip_prefix(PROVIDER)
-        .and_then(|r| r.strip_prefix(':'))
-        .unwrap_or(requested);
-    let entry = CATALOG
-        .iter()
-        .find(|m| m.id == bare || m.client_id == Some(bare));
+    let bare = requested.strip_prefix(PROVIDER).and_then(|r| r.strip_prefix(':')).unwrap_or(requested);
+    let entry = CATALOG.iter().find(|m| m.id == bare || m.client_id == Some(bare));
     match entry {
-        Some(ModelInfo {
-            replaced_by: Some(next),
-            ..
-        }) => (*next).to_string(),
+        Some(ModelInfo { replaced_by: Some(next), .. }) => (*next).to_string(),
         Some(m) => m.id.to_string(),
         None => bare.to_string(),
     }

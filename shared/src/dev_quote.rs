@@ -40,12 +40,7 @@ const Y2100: u64 = 4_102_444_800;
 
 impl Default for PkiOptions {
     fn default() -> Self {
-        Self {
-            not_before: Y2025,
-            not_after: Y2100,
-            pck_not_after: Y2100,
-            revoke_pck: false,
-        }
+        Self { not_before: Y2025, not_after: Y2100, pck_not_after: Y2100, revoke_pck: false }
     }
 }
 
@@ -64,10 +59,7 @@ impl DevPki {
 
     /// The PKI for `seed` with chosen validity dates and PCK revocation.
     pub fn with_options(seed: &[u8; 32], options: PkiOptions) -> Self {
-        Self {
-            pki: Pki::new(seed, &options),
-            options,
-        }
+        Self { pki: Pki::new(seed, &options), options }
     }
 
     /// The trust anchor to give `dcap_qvl::verify::QuoteVerifier::new`.

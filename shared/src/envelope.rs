@@ -37,11 +37,7 @@ pub enum EnvelopeError {
     #[error("`{0}` is not valid standard base64")]
     BadBase64(&'static str),
     #[error("`{field}` must be {expected} bytes, got {got}")]
-    BadLength {
-        field: &'static str,
-        expected: &'static str,
-        got: usize,
-    },
+    BadLength { field: &'static str, expected: &'static str, got: usize },
     #[error("unsupported algorithm `{0}`; expected `{ALGORITHM}`")]
     UnsupportedAlgorithm(String),
     #[error("unsupported version {0}; expected 1")]
@@ -67,8 +63,7 @@ impl Envelope {
         if encrypted_prompt.len() > MAX_ENVELOPE_JSON {
             return Err(EnvelopeError::TooLarge);
         }
-        let value: Value =
-            serde_json::from_str(encrypted_prompt).map_err(|_| EnvelopeError::NotAnObject)?;
+        let value: Value = serde_json::from_str(encrypted_prompt).map_err(|_| EnvelopeError::NotAnObject)?;
         let Value::Object(map) = value else {
             return Err(EnvelopeError::NotAnObject);
         };
@@ -76,33 +71,19 @@ impl Envelope {
     }
 
     fn from_map(map: &Map<String, Value>) -> Result<Self, EnvelopeError> {
-        const KNOWN: [&str; 6] = [
-            "publicKey",
-            "nonce",
-            "ciphertext",
-            "algorithm",
-            "version",
-            "keyId",
-        ];
+        const KNOWN: [&str; 6] = ["publicKey", "nonce", "ciphertext", "algorithm", "version", "keyId"];
         if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
             return Err(EnvelopeError::UnknownField(unknown.clone()));
         }
         let string = |name: &'static str| -> Result<&str, EnvelopeError> {
-            map.get(name)
-                .ok_or(EnvelopeError::MissingField(name))?
-                .as_str()
-                .ok_or(EnvelopeError::WrongType(name))
+            map.get(name).ok_or(EnvelopeError::MissingField(name))?.as_str().ok_or(EnvelopeError::WrongType(name))
         };
 
         let algorithm = string("algorithm")?;
         if algorithm != ALGORITHM {
-            return Err(EnvelopeError::UnsupportedAlgorithm(
-                algorithm.chars().take(64).collect(),
-            ));
+            return Err(EnvelopeError::UnsupportedAlgorithm(algorithm.chars().take(64).collect()));
         }
-        let version = map
-            .get("version")
-            .ok_or(EnvelopeError::MissingField("version"))?;
+        let version = map.get("version").ok_or(EnvelopeError::MissingField("version"))?;
         match version {
             Value::Number(n) if n.as_u64() == Some(VERSION) => {}
             Value::Number(n) => return Err(EnvelopeError::UnsupportedVersion(n.to_string())),
@@ -111,8 +92,7 @@ impl Envelope {
 
         let enc = decode_exact::<32>("publicKey", string("publicKey")?, "32")?;
         let nonce = decode_exact::<NONCE_LEN>("nonce", string("nonce")?, "16")?;
-        let ciphertext = b64::decode(string("ciphertext")?)
-            .map_err(|_| EnvelopeError::BadBase64("ciphertext"))?;
+        let ciphertext = b64::decode(string("ciphertext")?).map_err(|_| EnvelopeError::BadBase64("ciphertext"))?;
         if ciphertext.len() < hpke::N_T || ciphertext.len() > MAX_CIPHERTEXT {
             return Err(EnvelopeError::BadLength {
                 field: "ciphertext",
@@ -125,12 +105,7 @@ impl Envelope {
             Some(Value::String(s)) => Some(parse_key_id(s)?),
             Some(_) => return Err(EnvelopeError::WrongType("keyId")),
         };
-        Ok(Envelope {
-            enc,
-            nonce,
-            ciphertext,
-            key_id,
-        })
+        Ok(Envelope { enc, nonce, ciphertext, key_id })
     }
 
     /// Serialises to the `encryptedPrompt` string.
@@ -172,11 +147,7 @@ fn decode_exact<const N: usize>(
 ) -> Result<[u8; N], EnvelopeError> {
     let bytes = b64::decode(text).map_err(|_| EnvelopeError::BadBase64(field))?;
     let got = bytes.len();
-    bytes.try_into().map_err(|_| EnvelopeError::BadLength {
-        field,
-        expected,
-        got,
-    })
+    bytes.try_into().map_err(|_| EnvelopeError::BadLength { field, expected, got })
 }
 
 fn parse_key_id(s: &str) -> Result<[u8; 32], EnvelopeError> {
@@ -207,15 +178,7 @@ pub fn seal(
     let (enc, mut ctx) = hpke::setup_sender(enclave_key, &info(&nonce), rng)?;
     let ciphertext = ctx.seal(b"", plaintext)?;
     let key_id = Some(crate::sha256(enclave_key));
-    Ok((
-        Envelope {
-            enc,
-            nonce,
-            ciphertext,
-            key_id,
-        },
-        ctx,
-    ))
+    Ok((Envelope { enc, nonce, ciphertext, key_id }, ctx))
 }
 
 /// One chat message inside the plaintext.
@@ -275,8 +238,7 @@ impl PromptPlaintext {
     }
 
     pub fn parse(bytes: &[u8]) -> Result<Self, PlaintextError> {
-        let p: PromptPlaintext =
-            serde_json::from_slice(bytes).map_err(|_| PlaintextError::NotJson)?;
+        let p: PromptPlaintext = serde_json::from_slice(bytes).map_err(|_| PlaintextError::NotJson)?;
         match (&p.prompt, &p.messages) {
             (Some(_), None) => {}
             (None, Some(m)) if m.is_empty() => return Err(PlaintextError::EmptyMessages),
@@ -294,10 +256,7 @@ impl PromptPlaintext {
     /// The conversation to send to the model.
     pub fn into_messages(self) -> Vec<Message> {
         match (self.prompt, self.messages) {
-            (Some(prompt), _) => vec![Message {
-                role: Role::User,
-                content: prompt,
-            }],
+            (Some(prompt), _) => vec![Message { role: Role::User, content: prompt }],
             (None, Some(messages)) => messages,
             (None, None) => Vec::new(),
         }

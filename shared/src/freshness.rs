@@ -21,9 +21,7 @@ pub fn parse_nonce(text: &str) -> Option<[u8; 32]> {
 
 /// The `nonce` value of a raw query string, if present (`Some(Err)` when present but bad).
 pub fn nonce_from_query(query: Option<&str>) -> Option<Result<[u8; 32], ()>> {
-    let value = query?
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("nonce="))?;
+    let value = query?.split('&').find_map(|pair| pair.strip_prefix("nonce="))?;
     Some(parse_nonce(value).ok_or(()))
 }
 
@@ -36,23 +34,11 @@ mod tests {
         let good = "ab".repeat(32);
         assert_eq!(nonce_from_query(None), None);
         assert_eq!(nonce_from_query(Some("x=1")), None);
-        assert_eq!(
-            nonce_from_query(Some(&format!("nonce={good}"))),
-            Some(Ok([0xab; 32]))
-        );
-        assert_eq!(
-            nonce_from_query(Some(&format!("a=b&nonce={good}"))),
-            Some(Ok([0xab; 32]))
-        );
+        assert_eq!(nonce_from_query(Some(&format!("nonce={good}"))), Some(Ok([0xab; 32])));
+        assert_eq!(nonce_from_query(Some(&format!("a=b&nonce={good}"))), Some(Ok([0xab; 32])));
         assert_eq!(nonce_from_query(Some("nonce=abc")), Some(Err(())));
-        assert_eq!(
-            nonce_from_query(Some(&format!("nonce={}", "zz".repeat(32)))),
-            Some(Err(()))
-        );
-        assert_eq!(
-            nonce_from_query(Some(&format!("nonce={good}00"))),
-            Some(Err(()))
-        );
+        assert_eq!(nonce_from_query(Some(&format!("nonce={}", "zz".repeat(32)))), Some(Err(())));
+        assert_eq!(nonce_from_query(Some(&format!("nonce={good}00"))), Some(Err(())));
     }
 
     #[test]

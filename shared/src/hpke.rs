@@ -41,9 +41,7 @@ pub enum HpkeError {
 }
 
 fn labeled_extract(suite: &[u8], salt: &[u8], label: &[u8], ikm: &[u8]) -> Zeroizing<[u8; N_H]> {
-    let mut labeled_ikm = Zeroizing::new(Vec::with_capacity(
-        7 + suite.len() + label.len() + ikm.len(),
-    ));
+    let mut labeled_ikm = Zeroizing::new(Vec::with_capacity(7 + suite.len() + label.len() + ikm.len()));
     labeled_ikm.extend_from_slice(b"HPKE-v1");
     labeled_ikm.extend_from_slice(suite);
     labeled_ikm.extend_from_slice(label);
@@ -66,13 +64,7 @@ fn extract_and_expand(dh: &[u8; 32], enc: &[u8; 32], pk_r: &[u8; 32]) -> Zeroizi
     kem_context[32..].copy_from_slice(pk_r);
     let eae_prk = labeled_extract(&KEM_SUITE, b"", b"eae_prk", dh);
     let mut shared = Zeroizing::new([0u8; N_SECRET]);
-    labeled_expand(
-        &KEM_SUITE,
-        &eae_prk,
-        b"shared_secret",
-        &kem_context,
-        shared.as_mut(),
-    );
+    labeled_expand(&KEM_SUITE, &eae_prk, b"shared_secret", &kem_context, shared.as_mut());
     shared
 }
 
@@ -119,20 +111,9 @@ impl Context {
         ksc[1..33].copy_from_slice(psk_id_hash.as_ref());
         ksc[33..].copy_from_slice(info_hash.as_ref());
         let secret = labeled_extract(&HPKE_SUITE, shared_secret, b"secret", b"");
-        let mut ctx = Context {
-            key: [0; N_K],
-            base_nonce: [0; N_N],
-            exporter_secret: [0; N_H],
-            seq: 0,
-        };
+        let mut ctx = Context { key: [0; N_K], base_nonce: [0; N_N], exporter_secret: [0; N_H], seq: 0 };
         labeled_expand(&HPKE_SUITE, &secret, b"key", &ksc, &mut ctx.key);
-        labeled_expand(
-            &HPKE_SUITE,
-            &secret,
-            b"base_nonce",
-            &ksc,
-            &mut ctx.base_nonce,
-        );
+        labeled_expand(&HPKE_SUITE, &secret, b"base_nonce", &ksc, &mut ctx.base_nonce);
         labeled_expand(&HPKE_SUITE, &secret, b"exp", &ksc, &mut ctx.exporter_secret);
         ctx
     }
@@ -155,9 +136,7 @@ impl Context {
 
     pub fn seal(&mut self, aad: &[u8], pt: &[u8]) -> Result<Vec<u8>, HpkeError> {
         let nonce = self.next_nonce()?;
-        self.aead()
-            .encrypt((&nonce).into(), Payload { msg: pt, aad })
-            .map_err(|_| HpkeError::OpenFailed)
+        self.aead().encrypt((&nonce).into(), Payload { msg: pt, aad }).map_err(|_| HpkeError::OpenFailed)
     }
 
     /// Opens `ct`; the sequence number only advances on success, as RFC 9180 §5.2 requires.
@@ -169,23 +148,14 @@ impl Context {
         for (n, s) in nonce[N_N - 8..].iter_mut().zip(self.seq.to_be_bytes()) {
             *n ^= s;
         }
-        let pt = self
-            .aead()
-            .decrypt((&nonce).into(), Payload { msg: ct, aad })
-            .map_err(|_| HpkeError::OpenFailed)?;
+        let pt = self.aead().decrypt((&nonce).into(), Payload { msg: ct, aad }).map_err(|_| HpkeError::OpenFailed)?;
         self.seq += 1;
         Ok(Zeroizing::new(pt))
     }
 
     /// Secret export (RFC 9180 §5.3).
     pub fn export(&self, exporter_context: &[u8], out: &mut [u8]) {
-        labeled_expand(
-            &HPKE_SUITE,
-            &self.exporter_secret,
-            b"sec",
-            exporter_context,
-            out,
-        );
+        labeled_expand(&HPKE_SUITE, &self.exporter_secret, b"sec", exporter_context, out);
     }
 }
 
@@ -220,11 +190,7 @@ pub fn setup_receiver(
     pk_r: &[u8; 32],
     info: &[u8],
 ) -> Result<Context, HpkeError> {
-    debug_assert_eq!(
-        PublicKey::from(sk_r).to_bytes(),
-        *pk_r,
-        "pk_r must belong to sk_r"
-    );
+    debug_assert_eq!(PublicKey::from(sk_r).to_bytes(), *pk_r, "pk_r must belong to sk_r");
     let dh = dh(sk_r, enc)?;
     let shared = extract_and_expand(&dh, enc, pk_r);
     Ok(Context::key_schedule(&shared, info))

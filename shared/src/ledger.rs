@@ -50,12 +50,7 @@ pub fn format_id(signature: &[u8; 64]) -> String {
     bs58::encode(signature).into_string()
 }
 
-fn message(
-    payer: &[u8; 32],
-    program_id: &Address,
-    blockhash: &[u8; 32],
-    prompt_hash: &[u8; 32],
-) -> [u8; MESSAGE_LEN] {
+fn message(payer: &[u8; 32], program_id: &Address, blockhash: &[u8; 32], prompt_hash: &[u8; 32]) -> [u8; MESSAGE_LEN] {
     let mut m = [0u8; MESSAGE_LEN];
     let mut i = 0;
     let mut put = |bytes: &[u8]| {
@@ -91,13 +86,8 @@ pub fn build(
     tx.push(1);
     tx.extend_from_slice(&signature);
     tx.extend_from_slice(&msg);
-    let commit = Commit {
-        signature,
-        payer,
-        program_id: *program_id,
-        recent_blockhash: *blockhash,
-        prompt_hash: *prompt_hash,
-    };
+    let commit =
+        Commit { signature, payer, program_id: *program_id, recent_blockhash: *blockhash, prompt_hash: *prompt_hash };
     (tx, commit)
 }
 
@@ -118,15 +108,8 @@ pub fn parse_and_verify(tx: &[u8]) -> Result<Commit, LedgerError> {
         return Err(LedgerError::NotACommit("unexpected message layout"));
     }
     let key = VerifyingKey::from_bytes(&payer).map_err(|_| LedgerError::BadSignature)?;
-    key.verify_strict(m, &Signature::from_bytes(&signature))
-        .map_err(|_| LedgerError::BadSignature)?;
-    Ok(Commit {
-        signature,
-        payer,
-        program_id,
-        recent_blockhash,
-        prompt_hash,
-    })
+    key.verify_strict(m, &Signature::from_bytes(&signature)).map_err(|_| LedgerError::BadSignature)?;
+    Ok(Commit { signature, payer, program_id, recent_blockhash, prompt_hash })
 }
 
 /// The chain link: the next commit's blockhash is sha256 of this transaction.
@@ -168,10 +151,7 @@ mod tests {
             t[i] ^= 0x10;
             assert!(parse_and_verify(&t).is_err(), "flip at byte {i} accepted");
         }
-        assert_eq!(
-            parse_and_verify(&tx[..TX_LEN - 1]),
-            Err(LedgerError::BadLength)
-        );
+        assert_eq!(parse_and_verify(&tx[..TX_LEN - 1]), Err(LedgerError::BadLength));
     }
 
     #[test]

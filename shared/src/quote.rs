@@ -18,21 +18,11 @@ pub enum QuoteError {
 }
 
 fn u16_at(b: &[u8], at: usize) -> Result<u16, QuoteError> {
-    Ok(u16::from_le_bytes(
-        b.get(at..at + 2)
-            .ok_or(QuoteError::Truncated)?
-            .try_into()
-            .expect("2 bytes"),
-    ))
+    Ok(u16::from_le_bytes(b.get(at..at + 2).ok_or(QuoteError::Truncated)?.try_into().expect("2 bytes")))
 }
 
 fn u32_at(b: &[u8], at: usize) -> Result<u32, QuoteError> {
-    Ok(u32::from_le_bytes(
-        b.get(at..at + 4)
-            .ok_or(QuoteError::Truncated)?
-            .try_into()
-            .expect("4 bytes"),
-    ))
+    Ok(u32::from_le_bytes(b.get(at..at + 4).ok_or(QuoteError::Truncated)?.try_into().expect("4 bytes")))
 }
 
 /// The 64-byte `report_data` of a TDX v4 or v5 quote.
@@ -54,11 +44,7 @@ pub fn report_data(quote: &[u8]) -> Result<[u8; 64], QuoteError> {
         v => return Err(QuoteError::UnsupportedVersion(v)),
     };
     let at = body + TD_REPORT_DATA_OFFSET;
-    Ok(quote
-        .get(at..at + 64)
-        .ok_or(QuoteError::Truncated)?
-        .try_into()
-        .expect("64 bytes"))
+    Ok(quote.get(at..at + 64).ok_or(QuoteError::Truncated)?.try_into().expect("64 bytes"))
 }
 
 /// `report_data` as the contract binds keys: sha256(`parts` concatenated), zero-padded to 64.
@@ -77,10 +63,7 @@ pub fn binding_report_data(parts: &[&[u8]]) -> [u8; 64] {
 mod tests {
     use super::*;
 
-    const SAMPLES: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/test-vectors/dcap-qvl-samples"
-    );
+    const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
 
     fn sample(name: &str) -> Vec<u8> {
         std::fs::read(format!("{SAMPLES}/{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -95,10 +78,7 @@ mod tests {
         assert!(report_data(&sample("tdx_quote_outdated")).is_ok());
         assert!(report_data(&sample("tdx_quote_td15ex")).is_ok());
         // SGX is refused for its TEE type.
-        assert_eq!(
-            report_data(&sample("sgx_quote")),
-            Err(QuoteError::NotTdx(0))
-        );
+        assert_eq!(report_data(&sample("sgx_quote")), Err(QuoteError::NotTdx(0)));
     }
 
     #[test]
@@ -114,10 +94,7 @@ mod tests {
     #[test]
     fn binding_is_sha256_zero_padded() {
         let rd = binding_report_data(&[b"ab", b"c"]);
-        assert_eq!(
-            hex::encode(&rd[..32]),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(hex::encode(&rd[..32]), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         assert_eq!(rd[32..], [0u8; 32]);
     }
 }

@@ -41,13 +41,9 @@ pub struct ReceiptBody {
 impl ReceiptBody {
     /// The exact signed byte string of contract §2.6.
     pub fn signed_message(&self) -> Result<Vec<u8>, ReceiptError> {
-        let model =
-            u8::try_from(self.model.len()).map_err(|_| ReceiptError::FieldTooLong("model"))?;
-        let provider = u8::try_from(self.provider.len())
-            .map_err(|_| ReceiptError::FieldTooLong("provider"))?;
-        let mut m = Vec::with_capacity(
-            MESSAGE_PREFIX.len() + 112 + 2 + self.model.len() + self.provider.len(),
-        );
+        let model = u8::try_from(self.model.len()).map_err(|_| ReceiptError::FieldTooLong("model"))?;
+        let provider = u8::try_from(self.provider.len()).map_err(|_| ReceiptError::FieldTooLong("provider"))?;
+        let mut m = Vec::with_capacity(MESSAGE_PREFIX.len() + 112 + 2 + self.model.len() + self.provider.len());
         m.extend_from_slice(MESSAGE_PREFIX);
         m.extend_from_slice(&self.prompt_hash);
         m.extend_from_slice(&self.tee_pubkey);
@@ -93,11 +89,7 @@ pub struct Receipt {
 
 impl Receipt {
     /// Signs `body` with the enclave key and fills in the lookup JSON.
-    pub fn issue(
-        body: &ReceiptBody,
-        key: &SigningKey,
-        ctx: &ReceiptContext,
-    ) -> Result<Self, ReceiptError> {
+    pub fn issue(body: &ReceiptBody, key: &SigningKey, ctx: &ReceiptContext) -> Result<Self, ReceiptError> {
         let signature = key.sign(&body.signed_message()?).to_bytes();
         Ok(Receipt {
             version: VERSION.into(),
@@ -122,28 +114,22 @@ impl Receipt {
     /// signature. Returns the decoded body and the enclave's signing key on success.
     pub fn verify(&self, program_id: &Address) -> Result<VerifiedReceipt, ReceiptError> {
         if self.version != VERSION {
-            return Err(ReceiptError::WrongVersion(
-                self.version.chars().take(16).collect(),
-            ));
+            return Err(ReceiptError::WrongVersion(self.version.chars().take(16).collect()));
         }
-        let prompt_hash = decode_hex32(&self.encrypted_prompt_hash)
-            .ok_or(ReceiptError::Malformed("encryptedPromptHash"))?;
+        let prompt_hash =
+            decode_hex32(&self.encrypted_prompt_hash).ok_or(ReceiptError::Malformed("encryptedPromptHash"))?;
         let body = ReceiptBody {
             prompt_hash,
-            tee_pubkey: b64::decode_array(&self.tee_pubkey)
-                .ok_or(ReceiptError::Malformed("teePubkey"))?,
+            tee_pubkey: b64::decode_array(&self.tee_pubkey).ok_or(ReceiptError::Malformed("teePubkey"))?,
             nonce: b64::decode_array(&self.nonce).ok_or(ReceiptError::Malformed("nonce"))?,
-            client_pubkey: b64::decode_array(&self.client_pubkey)
-                .ok_or(ReceiptError::Malformed("clientPubkey"))?,
+            client_pubkey: b64::decode_array(&self.client_pubkey).ok_or(ReceiptError::Malformed("clientPubkey"))?,
             model: self.model.clone(),
             provider: self.provider.clone(),
         };
-        let enclave_pubkey: [u8; 32] = b64::decode_array(&self.enclave_pubkey)
-            .ok_or(ReceiptError::Malformed("enclavePubkey"))?;
-        let r: [u8; 32] =
-            b64::decode_array(&self.enclave_sig_r).ok_or(ReceiptError::Malformed("enclaveSigR"))?;
-        let s: [u8; 32] =
-            b64::decode_array(&self.enclave_sig_s).ok_or(ReceiptError::Malformed("enclaveSigS"))?;
+        let enclave_pubkey: [u8; 32] =
+            b64::decode_array(&self.enclave_pubkey).ok_or(ReceiptError::Malformed("enclavePubkey"))?;
+        let r: [u8; 32] = b64::decode_array(&self.enclave_sig_r).ok_or(ReceiptError::Malformed("enclaveSigR"))?;
+        let s: [u8; 32] = b64::decode_array(&self.enclave_sig_s).ok_or(ReceiptError::Malformed("enclaveSigS"))?;
         if !self.tdx_quote_hash.is_empty() && decode_hex32(&self.tdx_quote_hash).is_none() {
             return Err(ReceiptError::Malformed("tdxQuoteHash"));
         }
@@ -151,19 +137,14 @@ impl Receipt {
         if Address::parse(&self.address) != Some(expected) {
             return Err(ReceiptError::AddressMismatch);
         }
-        let key = VerifyingKey::from_bytes(&enclave_pubkey)
-            .map_err(|_| ReceiptError::Malformed("enclavePubkey"))?;
+        let key = VerifyingKey::from_bytes(&enclave_pubkey).map_err(|_| ReceiptError::Malformed("enclavePubkey"))?;
         let mut sig = [0u8; 64];
         sig[..32].copy_from_slice(&r);
         sig[32..].copy_from_slice(&s);
         // verify_strict: refuses small-order keys and non-canonical signatures.
         key.verify_strict(&body.signed_message()?, &Signature::from_bytes(&sig))
             .map_err(|_| ReceiptError::BadSignature)?;
-        Ok(VerifiedReceipt {
-            body,
-            enclave_pubkey,
-            address: expected,
-        })
+        Ok(VerifiedReceipt { body, enclave_pubkey, address: expected })
     }
 }
 

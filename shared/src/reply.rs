@@ -32,11 +32,7 @@ pub enum ReplyError {
     OpenFailed,
 }
 
-fn reply_key(
-    ctx: &hpke::Context,
-    enc: &[u8; 32],
-    response_nonce: &[u8; 32],
-) -> (Zeroizing<[u8; 32]>, [u8; 12]) {
+fn reply_key(ctx: &hpke::Context, enc: &[u8; 32], response_nonce: &[u8; 32]) -> (Zeroizing<[u8; 32]>, [u8; 12]) {
     let mut secret = Zeroizing::new([0u8; 32]);
     ctx.export(EXPORT_LABEL, secret.as_mut());
     let mut salt = [0u8; 64];
@@ -45,10 +41,8 @@ fn reply_key(
     let hk = Hkdf::<Sha256>::new(Some(&salt), secret.as_ref());
     let mut key = Zeroizing::new([0u8; 32]);
     let mut nonce = [0u8; 12];
-    hk.expand(b"key", key.as_mut())
-        .expect("32 bytes is a valid HKDF length");
-    hk.expand(b"nonce", &mut nonce)
-        .expect("12 bytes is a valid HKDF length");
+    hk.expand(b"key", key.as_mut()).expect("32 bytes is a valid HKDF length");
+    hk.expand(b"nonce", &mut nonce).expect("12 bytes is a valid HKDF length");
     (key, nonce)
 }
 
@@ -74,21 +68,16 @@ pub fn seal(
 }
 
 /// Client side: opens the reply with the context kept from [`envelope::seal`].
-pub fn open(
-    ctx: &hpke::Context,
-    enc: &[u8; 32],
-    reply: &EncryptedResponse,
-) -> Result<Zeroizing<Vec<u8>>, ReplyError> {
+pub fn open(ctx: &hpke::Context, enc: &[u8; 32], reply: &EncryptedResponse) -> Result<Zeroizing<Vec<u8>>, ReplyError> {
     if reply.algorithm != envelope::ALGORITHM {
         return Err(ReplyError::Malformed("unsupported algorithm"));
     }
     if reply.version != envelope::VERSION {
         return Err(ReplyError::Malformed("unsupported version"));
     }
-    let response_nonce: [u8; 32] = b64::decode_array(&reply.nonce)
-        .ok_or(ReplyError::Malformed("nonce must be 32 bytes of base64"))?;
-    let ct = b64::decode(&reply.ciphertext)
-        .map_err(|_| ReplyError::Malformed("ciphertext is not base64"))?;
+    let response_nonce: [u8; 32] =
+        b64::decode_array(&reply.nonce).ok_or(ReplyError::Malformed("nonce must be 32 bytes of base64"))?;
+    let ct = b64::decode(&reply.ciphertext).map_err(|_| ReplyError::Malformed("ciphertext is not base64"))?;
     let (key, nonce) = reply_key(ctx, enc, &response_nonce);
     ChaCha20Poly1305::new(key.as_ref().into())
         .decrypt((&nonce).into(), ct.as_slice())
@@ -113,10 +102,7 @@ mod tests {
         let (env, client_ctx, enclave_ctx) = pair();
         let sealed = seal(&enclave_ctx, &env.enc, b"the answer", &mut OsRng);
         assert_eq!(b64::decode(&sealed.nonce).unwrap().len(), 32);
-        assert_eq!(
-            open(&client_ctx, &env.enc, &sealed).unwrap().as_slice(),
-            b"the answer"
-        );
+        assert_eq!(open(&client_ctx, &env.enc, &sealed).unwrap().as_slice(), b"the answer");
     }
 
     #[test]
@@ -124,10 +110,7 @@ mod tests {
         let (env, _, enclave_ctx) = pair();
         let (other_env, other_ctx, _) = pair();
         let sealed = seal(&enclave_ctx, &env.enc, b"secret", &mut OsRng);
-        assert_eq!(
-            open(&other_ctx, &other_env.enc, &sealed),
-            Err(ReplyError::OpenFailed)
-        );
+        assert_eq!(open(&other_ctx, &other_env.enc, &sealed), Err(ReplyError::OpenFailed));
     }
 
     #[test]
@@ -137,17 +120,11 @@ mod tests {
         let mut nonce = b64::decode(&sealed.nonce).unwrap();
         nonce[0] ^= 1;
         sealed.nonce = b64::encode(nonce);
-        assert_eq!(
-            open(&client_ctx, &env.enc, &sealed),
-            Err(ReplyError::OpenFailed)
-        );
+        assert_eq!(open(&client_ctx, &env.enc, &sealed), Err(ReplyError::OpenFailed));
 
         let mut sealed = seal(&enclave_ctx, &env.enc, b"secret", &mut OsRng);
         sealed.version = 2;
-        assert_eq!(
-            open(&client_ctx, &env.enc, &sealed),
-            Err(ReplyError::Malformed("unsupported version"))
-        );
+        assert_eq!(open(&client_ctx, &env.enc, &sealed), Err(ReplyError::Malformed("unsupported version")));
     }
 
     /// The construction written out step by step from DESIGN.md §4.2 with independent calls,
@@ -166,10 +143,7 @@ mod tests {
         hk.expand(b"key", &mut key).unwrap();
         hk.expand(b"nonce", &mut nonce).unwrap();
         let pt = ChaCha20Poly1305::new((&key).into())
-            .decrypt(
-                (&nonce).into(),
-                b64::decode(&sealed.ciphertext).unwrap().as_slice(),
-            )
+            .decrypt((&nonce).into(), b64::decode(&sealed.ciphertext).unwrap().as_slice())
             .unwrap();
         assert_eq!(pt, b"spec");
     }

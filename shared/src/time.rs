@@ -5,12 +5,7 @@ pub fn rfc3339(unix: u64) -> String {
     let days = (unix / 86_400) as i64;
     let secs = unix % 86_400;
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        (secs / 60) % 60,
-        secs % 60
-    )
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", secs / 3600, (secs / 60) % 60, secs % 60)
 }
 
 // Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
@@ -43,13 +38,7 @@ mod tests {
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (UTC only) to unix seconds.
 pub fn parse_rfc3339(text: &str) -> Option<u64> {
     let b = text.as_bytes();
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
-    {
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
         return None;
     }
     if !text.ends_with('Z') || !(b.len() == 20 || b[19] == b'.') {
@@ -84,10 +73,7 @@ mod parse_tests {
         for t in [0u64, 951_782_400, 1_750_377_600, 4_102_444_799] {
             assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
         }
-        assert_eq!(
-            parse_rfc3339("2025-07-19T10:16:03.123Z"),
-            Some(1_752_920_163)
-        );
+        assert_eq!(parse_rfc3339("2025-07-19T10:16:03.123Z"), Some(1_752_920_163));
         assert_eq!(parse_rfc3339("2025-07-19T10:16:03+01:00"), None);
         assert_eq!(parse_rfc3339("2025-13-19T10:16:03Z"), None);
         assert_eq!(parse_rfc3339("garbage"), None);

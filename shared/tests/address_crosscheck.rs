@@ -27,8 +27,7 @@ fn receipt_addresses_match_solana_sdk() {
     for _ in 0..2000 {
         let program = bytes32(&mut state);
         let hash = bytes32(&mut state);
-        let (ours, our_bump) =
-            find_program_address(&[RECEIPT_SEED, &hash], &Address(program)).unwrap();
+        let (ours, our_bump) = find_program_address(&[RECEIPT_SEED, &hash], &Address(program)).unwrap();
         let (theirs, their_bump) =
             Pubkey::find_program_address(&[RECEIPT_SEED, &hash], &Pubkey::new_from_array(program));
         assert_eq!(ours.0, theirs.to_bytes());
@@ -37,10 +36,7 @@ fn receipt_addresses_match_solana_sdk() {
         bumps_below_255 += usize::from(our_bump < 255);
     }
     // About half of all first candidates land on the curve; make sure the bump loop was exercised.
-    assert!(
-        bumps_below_255 > 500,
-        "only {bumps_below_255} inputs needed a second bump"
-    );
+    assert!(bumps_below_255 > 500, "only {bumps_below_255} inputs needed a second bump");
 }
 
 #[test]

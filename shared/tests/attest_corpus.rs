@@ -5,7 +5,7 @@
 use ed25519_dalek::{Signer, SigningKey};
 use shared::attest::measurements::{ImageMeasurement, Measurements, Rtmr0Entry};
 use shared::attest::verify::NonceProof;
-use shared::attest::{Binding, Evidence, Policy, TrustRoot, Verdict, VerificationDocument, verify};
+use shared::attest::{Binding, Collateral, Evidence, Policy, TrustRoot, Verdict, VerificationDocument, verify};
 use shared::dev_quote::{CollateralOptions, DevPki, PkiOptions, QuoteVersion, TcbStatus, TdReport};
 
 const SEED: [u8; 32] = [7; 32];
@@ -18,25 +18,14 @@ fn enclave_key() -> SigningKey {
 }
 
 fn binding() -> Binding {
-    Binding::Keys {
-        tee: TEE,
-        enclave: enclave_key().verifying_key().to_bytes(),
-    }
+    Binding::Keys { tee: TEE, enclave: enclave_key().verifying_key().to_bytes() }
 }
 
 fn measurements() -> Measurements {
     Measurements {
         schema_version: 1,
-        images: vec![ImageMeasurement {
-            name: "test".into(),
-            mrtd: [0xa0; 48],
-            rtmr1: [0xa2; 48],
-            rtmr2: [0xa3; 48],
-        }],
-        rtmr0: vec![Rtmr0Entry {
-            platform: "test".into(),
-            value: [0xa1; 48],
-        }],
+        images: vec![ImageMeasurement { name: "test".into(), mrtd: [0xa0; 48], rtmr1: [0xa2; 48], rtmr2: [0xa3; 48] }],
+        rtmr0: vec![Rtmr0Entry { platform: "test".into(), value: [0xa1; 48] }],
         mr_config_id: None,
         mr_owner: None,
         mr_owner_config: None,
@@ -44,21 +33,17 @@ fn measurements() -> Measurements {
 }
 
 fn report() -> TdReport {
-    let mut r = TdReport::default();
-    r.mr_td = [0xa0; 48];
-    r.rtmr[0] = [0xa1; 48];
-    r.rtmr[1] = [0xa2; 48];
-    r.rtmr[2] = [0xa3; 48];
-    r.report_data = binding().report_data();
-    r
+    TdReport {
+        mr_td: [0xa0; 48],
+        rtmr: [[0xa1; 48], [0xa2; 48], [0xa3; 48], [0; 48]],
+        report_data: binding().report_data(),
+        ..TdReport::default()
+    }
 }
 
 fn proof() -> NonceProof {
     let msg = shared::freshness::nonce_message(&NONCE, &TEE);
-    NonceProof {
-        nonce: NONCE,
-        signature: enclave_key().sign(&msg).to_bytes(),
-    }
+    NonceProof { nonce: NONCE, signature: enclave_key().sign(&msg).to_bytes() }
 }
 
 /// One case: everything a verification needs, each part mutable.
@@ -98,21 +83,23 @@ impl Case {
     }
 
     fn run_with(&self, quote: &[u8], collateral: &str, pki: &DevPki) -> VerificationDocument {
-        let root = self
-            .policy_root
-            .clone()
-            .unwrap_or_else(|| TrustRoot::Dev(pki.root_cert_der()));
-        let policy = Policy {
-            root,
-            allowed_tcb_statuses: self.allowed.clone(),
-            measurements: self.measurements.clone(),
+        let collateral = match Collateral::from_json(collateral) {
+            Ok(c) => c,
+            Err(e) => {
+                return VerificationDocument::refused(
+                    Verdict::Malformed,
+                    e.reason(),
+                    e.to_string(),
+                    String::new(),
+                    NOW,
+                );
+            }
         };
-        let evidence = Evidence {
-            quote,
-            collateral,
-            binding: Some(self.binding),
-            nonce: self.nonce,
-        };
+        let collateral = &collateral;
+        let root = self.policy_root.clone().unwrap_or_else(|| TrustRoot::Dev(pki.root_cert_der()));
+        let policy =
+            Policy { root, allowed_tcb_statuses: self.allowed.clone(), measurements: self.measurements.clone() };
+        let evidence = Evidence { quote, collateral, binding: Some(self.binding), nonce: self.nonce };
         verify(&evidence, &policy, NOW)
     }
 
@@ -123,21 +110,13 @@ impl Case {
 }
 
 fn expect(name: &str, doc: &VerificationDocument, verdict: Verdict, reason: &str) {
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (verdict, Some(reason)),
-        "case `{name}`: {doc:#?}"
-    );
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (verdict, Some(reason)), "case `{name}`: {doc:#?}");
 }
 
 #[test]
 fn baseline_v4_and_v5_are_accepted() {
     for version in [QuoteVersion::V4, QuoteVersion::V5, QuoteVersion::V5Td10] {
-        let doc = Case {
-            version,
-            ..Case::good()
-        }
-        .run();
+        let doc = Case { version, ..Case::good() }.run();
         assert!(doc.accepted(), "{version:?}: {doc:#?}");
         assert!(doc.checks.iter().all(|c| c.ok));
     }
@@ -196,16 +175,8 @@ fn truncations_at_every_structure_boundary_are_malformed() {
     let mut cases = 0;
     for at in v4_boundaries(quote.len()) {
         let doc = c.run_with(&quote[..at], &collateral, &pki);
-        assert_eq!(
-            doc.verdict,
-            Verdict::Malformed,
-            "truncated at {at}: {doc:#?}"
-        );
-        assert_eq!(
-            doc.reason.as_deref(),
-            Some("malformed_quote"),
-            "truncated at {at}"
-        );
+        assert_eq!(doc.verdict, Verdict::Malformed, "truncated at {at}: {doc:#?}");
+        assert_eq!(doc.reason.as_deref(), Some("malformed_quote"), "truncated at {at}");
         cases += 1;
     }
     assert!(cases >= 25);
@@ -227,39 +198,18 @@ fn bit_flips_in_each_signed_region() {
         ("body: MRTD", 48 + 136, "quote_signature_invalid"),
         ("body: RTMR1", 48 + 376, "quote_signature_invalid"),
         ("body: report_data", 48 + 520, "quote_signature_invalid"),
-        (
-            "ISV signature",
-            body_end + 4 + 10,
-            "quote_signature_invalid",
-        ),
+        ("ISV signature", body_end + 4 + 10, "quote_signature_invalid"),
         // The QE report binds the attestation key: that check fails first.
         ("attestation key", att_key + 5, "qe_report_binding_invalid"),
-        (
-            "QE report: cpusvn",
-            qe_report,
-            "qe_report_signature_invalid",
-        ),
-        (
-            "QE report: report_data",
-            qe_report + 320,
-            "qe_report_signature_invalid",
-        ),
-        (
-            "QE report signature",
-            qe_sig + 7,
-            "qe_report_signature_invalid",
-        ),
+        ("QE report: cpusvn", qe_report, "qe_report_signature_invalid"),
+        ("QE report: report_data", qe_report + 320, "qe_report_signature_invalid"),
+        ("QE report signature", qe_sig + 7, "qe_report_signature_invalid"),
         ("QE auth data", auth_data + 3, "qe_report_binding_invalid"),
     ];
     for (name, at, reason) in cases {
         let mut q = quote.clone();
         q[at] ^= 0x01;
-        expect(
-            name,
-            &c.run_with(&q, &collateral, &pki),
-            Verdict::Reject,
-            reason,
-        );
+        expect(name, &c.run_with(&q, &collateral, &pki), Verdict::Reject, reason);
     }
 }
 
@@ -308,11 +258,8 @@ fn tampered_collateral_is_refused() {
     let c = Case::good();
     let (pki, quote, collateral) = c.materials();
     let mut v: serde_json::Value = serde_json::from_str(&collateral).unwrap();
-    let tcb = v["tcb_info"].as_str().unwrap().replacen(
-        "\"tcbEvaluationDataNumber\":1",
-        "\"tcbEvaluationDataNumber\":2",
-        1,
-    );
+    let tcb =
+        v["tcb_info"].as_str().unwrap().replacen("\"tcbEvaluationDataNumber\":1", "\"tcbEvaluationDataNumber\":2", 1);
     assert_ne!(tcb, v["tcb_info"].as_str().unwrap(), "edit did not apply");
     v["tcb_info"] = tcb.into();
     expect(
@@ -322,10 +269,7 @@ fn tampered_collateral_is_refused() {
         "collateral_signature_invalid",
     );
     let mut v: serde_json::Value = serde_json::from_str(&collateral).unwrap();
-    let qe = v["qe_identity"]
-        .as_str()
-        .unwrap()
-        .replacen("\"version\":2", "\"version\": 2", 1);
+    let qe = v["qe_identity"].as_str().unwrap().replacen("\"version\":2", "\"version\": 2", 1);
     assert_ne!(qe, v["qe_identity"].as_str().unwrap(), "edit did not apply");
     v["qe_identity"] = qe.into();
     expect(
@@ -336,26 +280,11 @@ fn tampered_collateral_is_refused() {
     );
     let mut v: serde_json::Value = serde_json::from_str(&collateral).unwrap();
     v["root_ca_crl"] = "".into();
-    expect(
-        "missing root CRL",
-        &c.run_with(&quote, &v.to_string(), &pki),
-        Verdict::Reject,
-        "crl_missing",
-    );
-    expect(
-        "collateral not JSON",
-        &c.run_with(&quote, "{", &pki),
-        Verdict::Malformed,
-        "malformed_collateral",
-    );
+    expect("missing root CRL", &c.run_with(&quote, &v.to_string(), &pki), Verdict::Reject, "crl_missing");
+    expect("collateral not JSON", &c.run_with(&quote, "{", &pki), Verdict::Malformed, "malformed_collateral");
     let mut v: serde_json::Value = serde_json::from_str(&collateral).unwrap();
     v["tcb_info"] = "not json".into();
-    expect(
-        "tcb_info not JSON",
-        &c.run_with(&quote, &v.to_string(), &pki),
-        Verdict::Malformed,
-        "malformed_collateral",
-    );
+    expect("tcb_info not JSON", &c.run_with(&quote, &v.to_string(), &pki), Verdict::Malformed, "malformed_collateral");
 }
 
 #[test]
@@ -412,52 +341,27 @@ fn td_policy_failures() {
 fn binding_and_freshness_failures() {
     let mut cases: Vec<(&str, Case, &str)> = Vec::new();
     let mut c = Case::good();
-    c.binding = Binding::Keys {
-        tee: [0x12; 32],
-        enclave: enclave_key().verifying_key().to_bytes(),
-    };
+    c.binding = Binding::Keys { tee: [0x12; 32], enclave: enclave_key().verifying_key().to_bytes() };
     cases.push(("other tee key", c, "binding_mismatch"));
     let mut c = Case::good();
-    c.binding = Binding::Keys {
-        tee: TEE,
-        enclave: SigningKey::from_bytes(&[0x44; 32])
-            .verifying_key()
-            .to_bytes(),
-    };
+    c.binding = Binding::Keys { tee: TEE, enclave: SigningKey::from_bytes(&[0x44; 32]).verifying_key().to_bytes() };
     cases.push(("other enclave key", c, "binding_mismatch"));
     let mut c = Case::good();
     c.binding = Binding::PublicKey(TEE);
     c.nonce = None;
-    cases.push((
-        "binding quote checked as the public quote",
-        c,
-        "binding_mismatch",
-    ));
+    cases.push(("binding quote checked as the public quote", c, "binding_mismatch"));
     let mut c = Case::good();
     c.report.report_data = Binding::PublicKey(TEE).report_data();
-    cases.push((
-        "public quote checked as the binding quote",
-        c,
-        "binding_mismatch",
-    ));
+    cases.push(("public quote checked as the binding quote", c, "binding_mismatch"));
     let mut c = Case::good();
-    c.nonce = Some(NonceProof {
-        nonce: [0x23; 32],
-        ..proof()
-    });
+    c.nonce = Some(NonceProof { nonce: [0x23; 32], ..proof() });
     cases.push(("signature over another nonce", c, "nonce_signature_invalid"));
     let mut c = Case::good();
     let msg = shared::freshness::nonce_message(&NONCE, &TEE);
-    c.nonce = Some(NonceProof {
-        nonce: NONCE,
-        signature: SigningKey::from_bytes(&[0x55; 32]).sign(&msg).to_bytes(),
-    });
+    c.nonce = Some(NonceProof { nonce: NONCE, signature: SigningKey::from_bytes(&[0x55; 32]).sign(&msg).to_bytes() });
     cases.push(("nonce signed by another key", c, "nonce_signature_invalid"));
     let mut c = Case::good();
-    c.nonce = Some(NonceProof {
-        nonce: NONCE,
-        signature: [0; 64],
-    });
+    c.nonce = Some(NonceProof { nonce: NONCE, signature: [0; 64] });
     cases.push(("no nonce signature", c, "nonce_signature_invalid"));
     for (name, case, reason) in cases {
         expect(name, &case.run(), Verdict::Reject, reason);
@@ -468,30 +372,13 @@ fn binding_and_freshness_failures() {
 fn sgx_and_oversize() {
     let c = Case::good();
     let (pki, _, collateral) = c.materials();
-    let sgx = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/test-vectors/dcap-qvl-samples/sgx_quote"
-    ))
-    .unwrap();
-    expect(
-        "SGX quote",
-        &c.run_with(&sgx, &collateral, &pki),
-        Verdict::Reject,
-        "not_tdx",
-    );
+    let sgx =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples/sgx_quote"))
+            .unwrap();
+    expect("SGX quote", &c.run_with(&sgx, &collateral, &pki), Verdict::Reject, "not_tdx");
     let big = vec![0u8; 16 * 1024 + 1];
-    expect(
-        "oversize quote",
-        &c.run_with(&big, &collateral, &pki),
-        Verdict::Malformed,
-        "oversize",
-    );
+    expect("oversize quote", &c.run_with(&big, &collateral, &pki), Verdict::Malformed, "oversize");
     let (_, quote, _) = c.materials();
     let huge = " ".repeat((1 << 20) + 1);
-    expect(
-        "oversize collateral",
-        &c.run_with(&quote, &huge, &pki),
-        Verdict::Malformed,
-        "oversize",
-    );
+    expect("oversize collateral", &c.run_with(&quote, &huge, &pki), Verdict::Malformed, "oversize");
 }

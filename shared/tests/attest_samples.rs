@@ -4,12 +4,9 @@
 
 use dcap_qvl::quote::Quote;
 use shared::attest::measurements::{ImageMeasurement, Measurements, Rtmr0Entry};
-use shared::attest::{Binding, Evidence, Policy, TrustRoot, Verdict, verify};
+use shared::attest::{Binding, Collateral, CollateralError, Evidence, Policy, TrustRoot, Verdict, verify};
 
-const SAMPLES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/test-vectors/dcap-qvl-samples"
-);
+const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
 
 fn read(name: &str) -> Vec<u8> {
     std::fs::read(format!("{SAMPLES}/{name}")).unwrap()
@@ -22,37 +19,21 @@ fn measurements_of(quote: &[u8]) -> Measurements {
     let pin = |v: [u8; 48]| (v != [0; 48]).then_some(v);
     Measurements {
         schema_version: 1,
-        images: vec![ImageMeasurement {
-            name: "sample".into(),
-            mrtd: td.mr_td,
-            rtmr1: td.rt_mr1,
-            rtmr2: td.rt_mr2,
-        }],
-        rtmr0: vec![Rtmr0Entry {
-            platform: "sample".into(),
-            value: td.rt_mr0,
-        }],
+        images: vec![ImageMeasurement { name: "sample".into(), mrtd: td.mr_td, rtmr1: td.rt_mr1, rtmr2: td.rt_mr2 }],
+        rtmr0: vec![Rtmr0Entry { platform: "sample".into(), value: td.rt_mr0 }],
         mr_config_id: pin(td.mr_config_id),
         mr_owner: pin(td.mr_owner),
         mr_owner_config: pin(td.mr_owner_config),
     }
 }
 
-fn check(
-    quote_file: &str,
-    collateral_file: &str,
-    now: u64,
-) -> shared::attest::VerificationDocument {
+fn check(quote_file: &str, collateral_file: &str, now: u64) -> shared::attest::VerificationDocument {
     let quote = read(quote_file);
-    let collateral = String::from_utf8(read(collateral_file)).unwrap();
+    let collateral = Collateral::from_json(&String::from_utf8(read(collateral_file)).unwrap()).unwrap();
     let policy = Policy::new(TrustRoot::Intel, measurements_of(&quote));
     // The samples bind keys we do not have: the binding check must be the only failure.
-    let evidence = Evidence {
-        quote: &quote,
-        collateral: &collateral,
-        binding: Some(Binding::PublicKey([0; 32])),
-        nonce: None,
-    };
+    let evidence =
+        Evidence { quote: &quote, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None };
     verify(&evidence, &policy, now)
 }
 
@@ -62,49 +43,23 @@ fn v4_sample_is_up_to_date_under_intel_root() {
     assert!(doc.check("dcap").unwrap().ok, "{doc:#?}");
     assert_eq!(doc.tcb_status.as_deref(), Some("UpToDate"));
     assert_eq!(doc.trust_root, "intel");
-    for name in [
-        "tee_type",
-        "debug_off",
-        "mrtd",
-        "rtmr1",
-        "rtmr2",
-        "rtmr0",
-        "mr_config_id",
-        "tcb_status",
-    ] {
+    for name in ["tee_type", "debug_off", "mrtd", "rtmr1", "rtmr2", "rtmr0", "mr_config_id", "tcb_status"] {
         assert!(doc.check(name).unwrap().ok, "{name}: {doc:#?}");
     }
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Reject, Some("binding_mismatch"))
-    );
-    assert!(
-        doc.check("mrtd")
-            .unwrap()
-            .actual
-            .as_deref()
-            .unwrap()
-            .starts_with("91eb2b44")
-    );
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Reject, Some("binding_mismatch")));
+    assert!(doc.check("mrtd").unwrap().actual.as_deref().unwrap().starts_with("91eb2b44"));
     assert!(doc.valid_until.unwrap() > 1_750_377_600);
 }
 
 #[test]
 fn v4_sample_later_has_expired_collateral() {
     let doc = check("tdx_quote", "tdx_quote_collateral.json", 1_771_459_200);
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Reject, Some("collateral_expired"))
-    );
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Reject, Some("collateral_expired")));
 }
 
 #[test]
 fn v5_td15ex_sample_is_up_to_date() {
-    let doc = check(
-        "tdx_quote_td15ex",
-        "tdx_quote_td15ex_collateral.json",
-        1_791_504_000,
-    );
+    let doc = check("tdx_quote_td15ex", "tdx_quote_td15ex_collateral.json", 1_791_504_000);
     assert!(doc.check("dcap").unwrap().ok, "{doc:#?}");
     assert_eq!(doc.tcb_status.as_deref(), Some("UpToDate"));
     // Its MRCONFIGID is non-zero: accepted only because the measurements pin it.
@@ -114,39 +69,20 @@ fn v5_td15ex_sample_is_up_to_date() {
 
 #[test]
 fn outdated_v5_sample_is_rejected_for_its_tcb_level() {
-    let doc = check(
-        "tdx_quote_outdated",
-        "tdx_quote_outdated_collateral.json",
-        1_771_459_200,
-    );
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Reject, Some("tcb_level_unmatched")),
-        "{doc:#?}"
-    );
-    assert!(
-        doc.check("dcap")
-            .unwrap()
-            .detail
-            .as_deref()
-            .unwrap()
-            .contains("No matching TCB level")
-    );
+    let doc = check("tdx_quote_outdated", "tdx_quote_outdated_collateral.json", 1_771_459_200);
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Reject, Some("tcb_level_unmatched")), "{doc:#?}");
+    assert!(doc.check("dcap").unwrap().detail.as_deref().unwrap().contains("No matching TCB level"));
 }
 
 #[test]
 fn sgx_sample_is_rejected_as_not_tdx() {
     let doc = check_sgx();
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Reject, Some("not_tdx")),
-        "{doc:#?}"
-    );
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Reject, Some("not_tdx")), "{doc:#?}");
 }
 
 fn check_sgx() -> shared::attest::VerificationDocument {
     let quote = read("sgx_quote");
-    let collateral = String::from_utf8(read("sgx_quote_collateral.json")).unwrap();
+    let collateral = Collateral::from_json(&String::from_utf8(read("sgx_quote_collateral.json")).unwrap()).unwrap();
     let m = Measurements {
         schema_version: 1,
         images: vec![],
@@ -155,12 +91,8 @@ fn check_sgx() -> shared::attest::VerificationDocument {
         mr_owner: None,
         mr_owner_config: None,
     };
-    let evidence = Evidence {
-        quote: &quote,
-        collateral: &collateral,
-        binding: Some(Binding::PublicKey([0; 32])),
-        nonce: None,
-    };
+    let evidence =
+        Evidence { quote: &quote, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None };
     verify(&evidence, &Policy::new(TrustRoot::Intel, m), 1_750_377_600)
 }
 
@@ -182,24 +114,16 @@ fn hex_samples_parse() {
 
 #[test]
 fn malformed_and_oversize_inputs() {
-    let collateral = String::from_utf8(read("tdx_quote_collateral.json")).unwrap();
+    let collateral = Collateral::from_json(&String::from_utf8(read("tdx_quote_collateral.json")).unwrap()).unwrap();
     let m = measurements_of(&read("tdx_quote"));
     let policy = Policy::new(TrustRoot::Intel, m);
     let big = vec![0u8; 20_000];
     let doc = verify(
-        &Evidence {
-            quote: &big,
-            collateral: &collateral,
-            binding: Some(Binding::PublicKey([0; 32])),
-            nonce: None,
-        },
+        &Evidence { quote: &big, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None },
         &policy,
         1_750_377_600,
     );
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Malformed, Some("oversize"))
-    );
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Malformed, Some("oversize")));
     let quote = read("tdx_quote");
     let doc = verify(
         &Evidence {
@@ -211,33 +135,13 @@ fn malformed_and_oversize_inputs() {
         &policy,
         1_750_377_600,
     );
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Malformed, Some("malformed_quote"))
-    );
-    let doc = verify(
-        &Evidence {
-            quote: &quote,
-            collateral: "{",
-            binding: Some(Binding::PublicKey([0; 32])),
-            nonce: None,
-        },
-        &policy,
-        1_750_377_600,
-    );
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Malformed, Some("malformed_collateral"))
-    );
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Malformed, Some("malformed_quote")));
+    assert_eq!(Collateral::from_json("{").unwrap_err().reason(), "malformed_collateral");
+    assert_eq!(Collateral::from_json(&" ".repeat((1 << 20) + 1)).unwrap_err(), CollateralError::Oversize);
     let mut v9 = quote.clone();
     v9[0] = 9;
     let doc = verify(
-        &Evidence {
-            quote: &v9,
-            collateral: &collateral,
-            binding: Some(Binding::PublicKey([0; 32])),
-            nonce: None,
-        },
+        &Evidence { quote: &v9, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None },
         &policy,
         1_750_377_600,
     );
@@ -249,12 +153,7 @@ fn malformed_and_oversize_inputs() {
     let mut p384 = quote.clone();
     p384[2] = 3; // attestation key type 3 (ECDSA-P384)
     let doc = verify(
-        &Evidence {
-            quote: &p384,
-            collateral: &collateral,
-            binding: Some(Binding::PublicKey([0; 32])),
-            nonce: None,
-        },
+        &Evidence { quote: &p384, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None },
         &policy,
         1_750_377_600,
     );
@@ -265,18 +164,7 @@ fn malformed_and_oversize_inputs() {
     );
     // Text is not a quote of an unknown version: it is malformed.
     let text = b"# not a quote, just some text that is long enough to have a header".repeat(2);
-    let doc = verify(
-        &Evidence {
-            quote: &text,
-            collateral: &collateral,
-            binding: None,
-            nonce: None,
-        },
-        &policy,
-        1_750_377_600,
-    );
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Malformed, Some("malformed_quote"))
-    );
+    let doc =
+        verify(&Evidence { quote: &text, collateral: &collateral, binding: None, nonce: None }, &policy, 1_750_377_600);
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Malformed, Some("malformed_quote")));
 }

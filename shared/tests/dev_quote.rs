@@ -10,10 +10,7 @@ const NOW: u64 = 1_800_000_000; // 2027-01-15
 const SEED: [u8; 32] = [7; 32];
 
 fn chosen_report() -> TdReport {
-    let mut report = TdReport {
-        mr_td: [0x11; 48],
-        ..TdReport::default()
-    };
+    let mut report = TdReport { mr_td: [0x11; 48], ..TdReport::default() };
     for (i, rtmr) in report.rtmr.iter_mut().enumerate() {
         *rtmr = [0x20 + i as u8; 48];
     }
@@ -26,14 +23,8 @@ fn collateral(pki: &DevPki, options: &CollateralOptions) -> QuoteCollateralV3 {
 }
 
 /// Verifies under the dev root; an error as dcap-qvl's whole context chain.
-fn verify(
-    pki: &DevPki,
-    quote: &[u8],
-    collateral: &QuoteCollateralV3,
-) -> Result<VerifiedReport, String> {
-    QuoteVerifier::new(pki.root_cert_der())
-        .verify(quote, collateral, NOW)
-        .map_err(|e| format!("{e:#}"))
+fn verify(pki: &DevPki, quote: &[u8], collateral: &QuoteCollateralV3) -> Result<VerifiedReport, String> {
+    QuoteVerifier::new(pki.root_cert_der()).verify(quote, collateral, NOW).map_err(|e| format!("{e:#}"))
 }
 
 #[track_caller]
@@ -42,10 +33,7 @@ fn assert_rejected(result: Result<VerifiedReport, String>, expected: &str) {
         Ok(report) => panic!("accepted (status {}), expected {expected:?}", report.status),
         Err(message) => {
             eprintln!("rejected: {message}");
-            assert!(
-                message.contains(expected),
-                "rejected for {message:?}, expected {expected:?}"
-            );
+            assert!(message.contains(expected), "rejected for {message:?}, expected {expected:?}");
         }
     }
 }
@@ -84,12 +72,7 @@ fn strict_policy_accepts_a_dev_quote() {
     let pki = DevPki::from_seed(&SEED);
     let coll = collateral(&pki, &CollateralOptions::default());
     let claims = QuoteVerifier::new(pki.root_cert_der())
-        .verify_with_policy(
-            &default_quote(&pki),
-            &coll,
-            NOW,
-            &dcap_qvl::QuotePolicy::strict(NOW),
-        )
+        .verify_with_policy(&default_quote(&pki), &coll, NOW, &dcap_qvl::QuotePolicy::strict(NOW))
         .expect("strict policy");
     assert_eq!(claims.tcb.status, dcap_qvl::TcbStatus::UpToDate);
 }
@@ -102,9 +85,7 @@ fn intel_root_rejects_a_dev_quote() {
     let expected = "Failed to parse root CA CRL: InvalidCrlSignatureForPublicKey";
     let prod = dcap_qvl::verify::verify(&quote, &coll, NOW).map_err(|e| format!("{e:#}"));
     assert_rejected(prod, expected);
-    let prod = QuoteVerifier::new_prod()
-        .verify(&quote, &coll, NOW)
-        .map_err(|e| format!("{e:#}"));
+    let prod = QuoteVerifier::new_prod().verify(&quote, &coll, NOW).map_err(|e| format!("{e:#}"));
     assert_rejected(prod, expected);
 }
 
@@ -118,18 +99,12 @@ fn every_certificate_is_labelled_dev() {
     for cert in &chain {
         assert!(cert.windows(7).any(|w| w == b"SVC DEV"));
     }
-    assert!(
-        pki.root_cert_pem()
-            .starts_with("-----BEGIN CERTIFICATE-----\n")
-    );
+    assert!(pki.root_cert_pem().starts_with("-----BEGIN CERTIFICATE-----\n"));
     // The made-up platform, with the flags strict policies reject turned off.
     let ext = dcap_qvl::intel::parse_pck_extension(&chain[0]).expect("SGX extension");
     assert_eq!(ext.fmspc, [0xDE, 0x70, 0, 0, 0, 0]);
     assert_eq!((ext.pce_svn, ext.sgx_type), (13, 1));
-    assert_eq!(
-        [ext.dynamic_platform, ext.cached_keys, ext.smt_enabled],
-        [Some(false); 3]
-    );
+    assert_eq!([ext.dynamic_platform, ext.cached_keys, ext.smt_enabled], [Some(false); 3]);
 }
 
 #[test]
@@ -139,21 +114,14 @@ fn same_seed_same_bytes() {
     assert_eq!(a.root_cert_der(), b.root_cert_der());
     assert_eq!(a.collateral(&options), b.collateral(&options));
     assert_eq!(default_quote(&a), default_quote(&b));
-    assert_ne!(
-        a.root_cert_der(),
-        DevPki::from_seed(&[8; 32]).root_cert_der()
-    );
+    assert_ne!(a.root_cert_der(), DevPki::from_seed(&[8; 32]).root_cert_der());
 }
 
 #[test]
 fn out_of_date_collateral_gives_out_of_date() {
     let pki = DevPki::from_seed(&SEED);
-    let options = CollateralOptions {
-        tcb_status: TcbStatus::OutOfDate,
-        ..Default::default()
-    };
-    let verified =
-        verify(&pki, &default_quote(&pki), &collateral(&pki, &options)).expect("verifies");
+    let options = CollateralOptions { tcb_status: TcbStatus::OutOfDate, ..Default::default() };
+    let verified = verify(&pki, &default_quote(&pki), &collateral(&pki, &options)).expect("verifies");
     assert_eq!(verified.status, "OutOfDate");
 }
 
@@ -161,76 +129,37 @@ fn out_of_date_collateral_gives_out_of_date() {
 fn collateral_outside_its_window_is_rejected() {
     let pki = DevPki::from_seed(&SEED);
     let quote = default_quote(&pki);
-    let expired = CollateralOptions {
-        next_update: NOW - 1,
-        ..Default::default()
-    };
+    let expired = CollateralOptions { next_update: NOW - 1, ..Default::default() };
     // The CRLs share the collateral's nextUpdate and are checked first.
-    assert_rejected(
-        verify(&pki, &quote, &collateral(&pki, &expired)),
-        "CrlExpired",
-    );
-    let not_yet = CollateralOptions {
-        issue_date: NOW + 1,
-        ..Default::default()
-    };
-    assert_rejected(
-        verify(&pki, &quote, &collateral(&pki, &not_yet)),
-        "TCBInfo issue date is in the future",
-    );
+    assert_rejected(verify(&pki, &quote, &collateral(&pki, &expired)), "CrlExpired");
+    let not_yet = CollateralOptions { issue_date: NOW + 1, ..Default::default() };
+    assert_rejected(verify(&pki, &quote, &collateral(&pki, &not_yet)), "TCBInfo issue date is in the future");
 }
 
 #[test]
 fn revoked_pck_is_rejected() {
-    let pki = DevPki::with_options(
-        &SEED,
-        PkiOptions {
-            revoke_pck: true,
-            ..Default::default()
-        },
-    );
+    let pki = DevPki::with_options(&SEED, PkiOptions { revoke_pck: true, ..Default::default() });
     let coll = collateral(&pki, &CollateralOptions::default());
-    assert_rejected(
-        verify(&pki, &default_quote(&pki), &coll),
-        "Failed to verify certificate chain: CertRevoked",
-    );
+    assert_rejected(verify(&pki, &default_quote(&pki), &coll), "Failed to verify certificate chain: CertRevoked");
 }
 
 #[test]
 fn expired_pck_is_rejected() {
-    let pki = DevPki::with_options(
-        &SEED,
-        PkiOptions {
-            pck_not_after: NOW - 1,
-            ..Default::default()
-        },
-    );
+    let pki = DevPki::with_options(&SEED, PkiOptions { pck_not_after: NOW - 1, ..Default::default() });
     let coll = collateral(&pki, &CollateralOptions::default());
-    assert_rejected(
-        verify(&pki, &default_quote(&pki), &coll),
-        "Failed to verify certificate chain: CertExpired",
-    );
+    assert_rejected(verify(&pki, &default_quote(&pki), &coll), "Failed to verify certificate chain: CertExpired");
 }
 
 #[test]
 fn missing_pck_crl_is_rejected() {
     let pki = DevPki::from_seed(&SEED);
     let quote = default_quote(&pki);
-    let omitted = CollateralOptions {
-        omit_pck_crl: true,
-        ..Default::default()
-    };
-    assert_rejected(
-        verify(&pki, &quote, &collateral(&pki, &omitted)),
-        "Failed to parse PCK CRL",
-    );
+    let omitted = CollateralOptions { omit_pck_crl: true, ..Default::default() };
+    assert_rejected(verify(&pki, &quote, &collateral(&pki, &omitted)), "Failed to parse PCK CRL");
     // A well-formed CRL from the wrong issuer leaves the PCK leaf's status unknown.
     let mut wrong = collateral(&pki, &CollateralOptions::default());
     wrong.pck_crl = wrong.root_ca_crl.clone();
-    assert_rejected(
-        verify(&pki, &quote, &wrong),
-        "Failed to verify certificate chain: UnknownRevocationStatus",
-    );
+    assert_rejected(verify(&pki, &quote, &wrong), "Failed to verify certificate chain: UnknownRevocationStatus");
 }
 
 #[test]
@@ -247,14 +176,8 @@ fn flipped_bits_are_rejected() {
     // certification data type and size 6, then the QE report (384) and its signature (64).
     let qe_report = 48 + 584 + 4 + 64 + 64 + 6;
     assert_rejected(flipped(48 + 136), "ISV enclave report signature is invalid"); // MRTD
-    assert_rejected(
-        flipped(qe_report + 258),
-        "Signature is invalid for qe_report in quote",
-    ); // ISVSVN
-    assert_rejected(
-        flipped(qe_report + 384 + 10),
-        "Signature is invalid for qe_report in quote",
-    );
+    assert_rejected(flipped(qe_report + 258), "Signature is invalid for qe_report in quote"); // ISVSVN
+    assert_rejected(flipped(qe_report + 384 + 10), "Signature is invalid for qe_report in quote");
 }
 
 #[test]
@@ -263,8 +186,5 @@ fn debug_td_is_rejected() {
     let coll = collateral(&pki, &CollateralOptions::default());
     let mut report = chosen_report();
     report.td_attributes[0] |= 0x01;
-    assert_rejected(
-        verify(&pki, &pki.quote(&report, QuoteVersion::V5), &coll),
-        "Debug mode is enabled",
-    );
+    assert_rejected(verify(&pki, &pki.quote(&report, QuoteVersion::V5), &coll), "Debug mode is enabled");
 }

@@ -18,25 +18,14 @@ pub fn llm_base_url() -> String {
 pub fn binary(name: &str) -> PathBuf {
     // target/<profile>/deps/<test> → target/<profile>/<name>
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target directory");
+    let dir = exe.parent().and_then(Path::parent).expect("target directory");
     let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build --bins` first (make test does)",
-        path.display()
-    );
+    assert!(path.exists(), "{} is missing: run `cargo build --bins` first (make test does)", path.display());
     path
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// A child process killed on drop, with its stderr in a log file.
@@ -49,18 +38,11 @@ impl Process {
     fn spawn(bin: &str, config: &Path, log: PathBuf, env: &[(&str, &str)]) -> Self {
         let file = std::fs::File::create(&log).unwrap();
         let mut cmd = Command::new(binary(bin));
-        cmd.arg("--config")
-            .arg(config)
-            .stdout(Stdio::null())
-            .stderr(file)
-            .env_remove("DATABASE_URL");
+        cmd.arg("--config").arg(config).stdout(Stdio::null()).stderr(file).env_remove("DATABASE_URL");
         for (k, v) in env {
             cmd.env(k, v);
         }
-        Process {
-            child: Some(cmd.spawn().unwrap()),
-            log,
-        }
+        Process { child: Some(cmd.spawn().unwrap()), log }
     }
 
     pub fn stop(&mut self) {
@@ -99,15 +81,10 @@ mod probe {
     pub fn get_ok(url: &str) -> std::io::Result<bool> {
         use std::io::{Read, Write};
         let rest = url.strip_prefix("http://").unwrap();
-        let (host, path) = rest
-            .split_once('/')
-            .map_or((rest, "/".to_string()), |(h, p)| (h, format!("/{p}")));
+        let (host, path) = rest.split_once('/').map_or((rest, "/".to_string()), |(h, p)| (h, format!("/{p}")));
         let mut s = std::net::TcpStream::connect(host)?;
         s.set_read_timeout(Some(std::time::Duration::from_secs(2)))?;
-        write!(
-            s,
-            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-        )?;
+        write!(s, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")?;
         let mut buf = String::new();
         s.read_to_string(&mut buf)?;
         Ok(buf.starts_with("HTTP/1.1 200"))
@@ -159,23 +136,10 @@ impl Stack {
             "apiKeys": [API_KEY],
         });
         std::fs::write(&relay_config, config.to_string()).unwrap();
-        let relay = Process::spawn(
-            "relay",
-            &relay_config,
-            dir.path().join("relay.log"),
-            &[("RUST_LOG", "debug")],
-        );
+        let relay = Process::spawn("relay", &relay_config, dir.path().join("relay.log"), &[("RUST_LOG", "debug")]);
         let relay_url = format!("http://127.0.0.1:{relay_port}");
         wait_http(&format!("{relay_url}/health"));
-        Stack {
-            dir,
-            enclave,
-            relay,
-            enclave_port,
-            relay_url,
-            api_key: API_KEY.into(),
-            dev_quotes,
-        }
+        Stack { dir, enclave, relay, enclave_port, relay_url, api_key: API_KEY.into(), dev_quotes }
     }
 
     /// Stops the enclave and starts a new one (new keys) on the same port.
@@ -208,8 +172,7 @@ impl Stack {
     }
 
     pub fn dev_root_der(&self) -> Vec<u8> {
-        let pem =
-            std::fs::read_to_string(self.dev_root_pem_path()).expect("enclave wrote its dev root");
+        let pem = std::fs::read_to_string(self.dev_root_pem_path()).expect("enclave wrote its dev root");
         let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
         shared::b64::decode(&body).unwrap()
     }
@@ -231,23 +194,14 @@ fn start_enclave(dir: &Path, port: u16, dev_quotes: bool) -> Process {
         }
     });
     if dev_quotes {
-        config["devQuotes"] =
-            serde_json::json!({"seed": DEV_SEED, "writeRootPem": dir.join("dev-root.pem")});
+        config["devQuotes"] = serde_json::json!({"seed": DEV_SEED, "writeRootPem": dir.join("dev-root.pem")});
     }
     std::fs::write(&config_path, config.to_string()).unwrap();
-    let p = Process::spawn(
-        "enclave",
-        &config_path,
-        dir.join(format!("enclave-{port}-{}.log", unique())),
-        &[],
-    );
+    let p = Process::spawn("enclave", &config_path, dir.join(format!("enclave-{port}-{}.log", unique())), &[]);
     wait_http(&format!("http://127.0.0.1:{port}/public-key"));
     p
 }
 
 fn unique() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
 }

@@ -11,10 +11,7 @@ use serde_json::Value;
 use shared::attest::{TrustRoot, Verdict};
 
 fn options() -> ChatOptions {
-    ChatOptions {
-        max_tokens: Some(8),
-        ..ChatOptions::default()
-    }
+    ChatOptions { max_tokens: Some(8), ..ChatOptions::default() }
 }
 
 fn svc(stack: &Stack, args: &[&str]) -> (i32, String, String) {
@@ -24,10 +21,7 @@ fn svc(stack: &Stack, args: &[&str]) -> (i32, String, String) {
         .arg("--api-key")
         .arg(&stack.api_key)
         .arg("--measurements")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../measurements/dev.json"
-        ))
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"))
         .args(args)
         .output()
         .unwrap();
@@ -50,35 +44,22 @@ async fn dev_enclave_is_accepted_only_with_the_dev_root() {
     assert!(key.unwrap().binding_quote_hash.is_some());
 
     // Intel's root: the same enclave is refused, and chat sends nothing.
-    let intel = stack
-        .bare_client()
-        .with_attestation(AttestOptions::new(TrustRoot::Intel, dev_measurements()));
+    let intel = stack.bare_client().with_attestation(AttestOptions::new(TrustRoot::Intel, dev_measurements()));
     let (report, key) = intel.attest().await.unwrap();
-    assert_eq!(
-        (report.verdict, report.reason.as_deref()),
-        (Verdict::Reject, Some("untrusted_root"))
-    );
+    assert_eq!((report.verdict, report.reason.as_deref()), (Verdict::Reject, Some("untrusted_root")));
     assert!(key.is_none());
     match intel.chat("must not be sent", &options()).await {
         Err(ClientError::NotAttested(r)) => assert_eq!(r.reason.as_deref(), Some("untrusted_root")),
         other => panic!("expected NotAttested, got {other:?}"),
     }
     // No policy at all: refused before any request.
-    assert!(matches!(
-        stack.bare_client().chat("x", &options()).await,
-        Err(ClientError::NoPolicy)
-    ));
-    assert!(
-        !stack.relay.log_text().contains("/tee/process"),
-        "a refused client must not send the prompt"
-    );
+    assert!(matches!(stack.bare_client().chat("x", &options()).await, Err(ClientError::NoPolicy)));
+    assert!(!stack.relay.log_text().contains("/tee/process"), "a refused client must not send the prompt");
 
     // Other measurements: rejected for the register that differs.
     let mut m = dev_measurements();
     m.images[0].rtmr2[0] ^= 1;
-    let wrong = stack
-        .bare_client()
-        .with_attestation(AttestOptions::new(TrustRoot::Dev(stack.dev_root_der()), m));
+    let wrong = stack.bare_client().with_attestation(AttestOptions::new(TrustRoot::Dev(stack.dev_root_der()), m));
     let (report, _) = wrong.attest().await.unwrap();
     assert_eq!(report.reason.as_deref(), Some("rtmr2_mismatch"));
 }
@@ -90,10 +71,7 @@ async fn chat_verifies_first_and_the_receipt_names_the_verified_quote() {
     let (s, att) = get(&format!("{}/tee/attestation", stack.relay_url)).await;
     assert_eq!(s, 200);
     let quote = shared::b64::decode(att["bindingTdxQuote"]["quote"].as_str().unwrap()).unwrap();
-    assert_eq!(
-        out.receipt.tdx_quote_hash,
-        hex::encode(shared::sha256(&quote))
-    );
+    assert_eq!(out.receipt.tdx_quote_hash, hex::encode(shared::sha256(&quote)));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -107,20 +85,12 @@ async fn unattested_enclave_is_refused_unless_allowed_and_then_flagged() {
     }
     let mut allow = stack.attest_options();
     allow.allow_unattested = true;
-    let out = stack
-        .bare_client()
-        .with_attestation(allow)
-        .chat("Say hi.", &options())
-        .await
-        .unwrap();
+    let out = stack.bare_client().with_attestation(allow).chat("Say hi.", &options()).await.unwrap();
     assert!(out.unattested && !out.quote_present);
     assert_eq!(out.receipt.tdx_quote_hash, "");
 
     // The CLI says so on every call.
-    let (code, _, err) = svc(
-        &stack,
-        &["--allow-unattested", "chat", "--max-tokens", "4", "hi"],
-    );
+    let (code, _, err) = svc(&stack, &["--allow-unattested", "chat", "--max-tokens", "4", "hi"]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("NO TDX quote"), "{err}");
     let (code, _, err) = svc(&stack, &["chat", "--max-tokens", "4", "hi"]);
@@ -138,55 +108,33 @@ async fn nonce_is_checked_and_signed() {
     let stack = Stack::start();
     for bad in ["abc", "zz", &"0".repeat(63), &"0".repeat(65)] {
         let (s, body) = get(&format!("{}/tee/attestation?nonce={bad}", stack.relay_url)).await;
-        assert_eq!(
-            (s, body["error"].as_str()),
-            (400, Some("bad_request")),
-            "{bad}"
-        );
+        assert_eq!((s, body["error"].as_str()), (400, Some("bad_request")), "{bad}");
     }
     let nonce = "ab".repeat(32);
-    let (s, att) = get(&format!(
-        "{}/tee/attestation?nonce={nonce}",
-        stack.relay_url
-    ))
-    .await;
+    let (s, att) = get(&format!("{}/tee/attestation?nonce={nonce}", stack.relay_url)).await;
     assert_eq!(s, 200);
     assert_eq!(att["nonce"], nonce.as_str());
     // Verify by hand: ed25519 by enclavePublicKey over the domain-separated message.
     let tee: [u8; 32] = shared::b64::decode_array(att["teePublicKey"].as_str().unwrap()).unwrap();
-    let enclave: [u8; 32] =
-        shared::b64::decode_array(att["enclavePublicKey"].as_str().unwrap()).unwrap();
+    let enclave: [u8; 32] = shared::b64::decode_array(att["enclavePublicKey"].as_str().unwrap()).unwrap();
     let sig: [u8; 64] = shared::b64::decode_array(att["nonceSignature"].as_str().unwrap()).unwrap();
     let key = ed25519_dalek::VerifyingKey::from_bytes(&enclave).unwrap();
     let msg = shared::freshness::nonce_message(&[0xab; 32], &tee);
-    assert!(
-        key.verify_strict(&msg, &ed25519_dalek::Signature::from_bytes(&sig))
-            .is_ok()
-    );
+    assert!(key.verify_strict(&msg, &ed25519_dalek::Signature::from_bytes(&sig)).is_ok());
     let other = shared::freshness::nonce_message(&[0xac; 32], &tee);
-    assert!(
-        key.verify_strict(&other, &ed25519_dalek::Signature::from_bytes(&sig))
-            .is_err()
-    );
+    assert!(key.verify_strict(&other, &ed25519_dalek::Signature::from_bytes(&sig)).is_err());
 }
 
 #[test]
 fn svc_attest_online_exit_codes_and_document() {
     let stack = Stack::start();
     let root = stack.dev_root_pem_path();
-    let (code, out, err) = svc(
-        &stack,
-        &["--dev-root", root.to_str().unwrap(), "attest", "--json"],
-    );
+    let (code, out, err) = svc(&stack, &["--dev-root", root.to_str().unwrap(), "attest", "--json"]);
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["verdict"], "accept");
-    let names: Vec<&str> = doc["bindingQuote"]["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> =
+        doc["bindingQuote"]["checks"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     for n in [
         "dcap",
         "tcb_status",
@@ -206,10 +154,7 @@ fn svc_attest_online_exit_codes_and_document() {
     assert!(out.contains("REJECT (untrusted_root)"), "{out}");
 }
 
-const SAMPLES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/test-vectors/dcap-qvl-samples"
-);
+const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
 
 /// `svc attest --quote --collateral --now --measurements` on the real samples.
 #[test]
@@ -218,12 +163,7 @@ fn svc_attest_offline_reproduces_sample_verdicts() {
     let run = |quote: &str, collateral: &str, now: &str, measurements: &std::path::Path| {
         let out = Command::new(binary("svc"))
             .args(["attest", "--json", "--quote", &format!("{SAMPLES}/{quote}")])
-            .args([
-                "--collateral",
-                &format!("{SAMPLES}/{collateral}"),
-                "--now",
-                now,
-            ])
+            .args(["--collateral", &format!("{SAMPLES}/{collateral}"), "--now", now])
             .arg("--measurements")
             .arg(measurements)
             .output()
@@ -238,67 +178,29 @@ fn svc_attest_offline_reproduces_sample_verdicts() {
         std::fs::write(&path, q).unwrap();
         path
     };
-    let (code, doc) = run(
-        "tdx_quote",
-        "tdx_quote_collateral.json",
-        "1750377600",
-        &m("tdx_quote"),
-    );
+    let (code, doc) = run("tdx_quote", "tdx_quote_collateral.json", "1750377600", &m("tdx_quote"));
     assert_eq!(
         (code, doc["verdict"].as_str(), doc["tcbStatus"].as_str()),
         (0, Some("accept"), Some("UpToDate")),
         "{doc}"
     );
-    let (code, doc) = run(
-        "tdx_quote_td15ex",
-        "tdx_quote_td15ex_collateral.json",
-        "1791504000",
-        &m("tdx_quote_td15ex"),
-    );
-    assert_eq!(
-        (code, doc["verdict"].as_str()),
-        (0, Some("accept")),
-        "{doc}"
-    );
-    let (code, doc) = run(
-        "tdx_quote_outdated",
-        "tdx_quote_outdated_collateral.json",
-        "1771459200",
-        &m("tdx_quote_outdated"),
-    );
-    assert_eq!(
-        (code, doc["reason"].as_str()),
-        (10, Some("tcb_level_unmatched")),
-        "{doc}"
-    );
-    let dev = std::path::PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../measurements/dev.json"
-    ));
+    let (code, doc) = run("tdx_quote_td15ex", "tdx_quote_td15ex_collateral.json", "1791504000", &m("tdx_quote_td15ex"));
+    assert_eq!((code, doc["verdict"].as_str()), (0, Some("accept")), "{doc}");
+    let (code, doc) =
+        run("tdx_quote_outdated", "tdx_quote_outdated_collateral.json", "1771459200", &m("tdx_quote_outdated"));
+    assert_eq!((code, doc["reason"].as_str()), (10, Some("tcb_level_unmatched")), "{doc}");
+    let dev = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"));
     let (code, doc) = run("sgx_quote", "sgx_quote_collateral.json", "1750377600", &dev);
-    assert_eq!(
-        (code, doc["reason"].as_str()),
-        (10, Some("not_tdx")),
-        "{doc}"
-    );
+    assert_eq!((code, doc["reason"].as_str()), (10, Some("not_tdx")), "{doc}");
     // Right quote, wrong reference values.
     let (code, doc) = run("tdx_quote", "tdx_quote_collateral.json", "1750377600", &dev);
-    assert_eq!(
-        (code, doc["reason"].as_str()),
-        (10, Some("mrtd_unknown")),
-        "{doc}"
-    );
+    assert_eq!((code, doc["reason"].as_str()), (10, Some("mrtd_unknown")), "{doc}");
     // Malformed input: a collateral file that is not JSON, a quote that is not one.
     let (code, _) = run("tdx_quote", "README.md", "1750377600", &dev);
     assert_eq!(code, 30);
     let (code, _) = run("README.md", "tdx_quote_collateral.json", "1750377600", &dev);
     assert_eq!(code, 30);
-    let (code, _) = run(
-        "tdx_quote",
-        "tdx_quote_collateral.json",
-        "1750377600",
-        &dir.path().join("absent.json"),
-    );
+    let (code, _) = run("tdx_quote", "tdx_quote_collateral.json", "1750377600", &dir.path().join("absent.json"));
     assert_eq!(code, 30);
 }
 
@@ -307,11 +209,7 @@ fn dcap_quote(bytes: &[u8]) -> String {
     let q = dcap_qvl::quote::Quote::parse(bytes).unwrap();
     let td = q.report.as_td10().unwrap();
     let pin = |v: &[u8; 48]| {
-        if *v == [0; 48] {
-            Value::Null
-        } else {
-            Value::String(hex::encode(v))
-        }
+        if *v == [0; 48] { Value::Null } else { Value::String(hex::encode(v)) }
     };
     serde_json::json!({
         "schemaVersion": 1,

@@ -25,10 +25,7 @@ fn ok_body() -> String {
 
 fn request() -> ChatRequest {
     ChatRequest {
-        messages: vec![Message {
-            role: shared::envelope::Role::User,
-            content: "capital of France?".into(),
-        }],
+        messages: vec![Message { role: shared::envelope::Role::User, content: "capital of France?".into() }],
         max_tokens: Some(16),
         temperature: Some(0.0),
     }
@@ -37,36 +34,24 @@ fn request() -> ChatRequest {
 fn client() -> ModelClient {
     ModelClient::new(
         Duration::from_secs(5),
-        RetryPolicy {
-            attempts: 4,
-            first_delay: Duration::from_millis(5),
-            max_delay: Duration::from_millis(20),
-        },
+        RetryPolicy { attempts: 4, first_delay: Duration::from_millis(5), max_delay: Duration::from_millis(20) },
     )
 }
 
 fn endpoint(base_url: String) -> Endpoint {
-    Endpoint {
-        base_url,
-        upstream_model: "m".into(),
-        api_key: Some(Zeroizing::new("node-key".into())),
-    }
+    Endpoint { base_url, upstream_model: "m".into(), api_key: Some(Zeroizing::new("node-key".into())) }
 }
 
 #[tokio::test]
 async fn sends_openai_request_and_reads_reply() {
-    let seen = Arc::new(std::sync::Mutex::new(
-        None::<(Option<String>, serde_json::Value)>,
-    ));
+    let seen = Arc::new(std::sync::Mutex::new(None::<(Option<String>, serde_json::Value)>));
     let s = seen.clone();
     let router = Router::new().route(
         "/v1/chat/completions",
         post(move |headers: axum::http::HeaderMap, body: String| {
             let s = s.clone();
             async move {
-                let auth = headers
-                    .get("authorization")
-                    .map(|v| v.to_str().unwrap().to_string());
+                let auth = headers.get("authorization").map(|v| v.to_str().unwrap().to_string());
                 *s.lock().unwrap() = Some((auth, serde_json::from_str(&body).unwrap()));
                 ok_body()
             }
@@ -75,14 +60,7 @@ async fn sends_openai_request_and_reads_reply() {
     let base = serve(router).await;
     let reply = client().chat(&endpoint(base), &request()).await.unwrap();
     assert_eq!(reply.content, "Paris.");
-    assert_eq!(
-        reply.usage,
-        Usage {
-            prompt_tokens: 12,
-            completion_tokens: 3,
-            total_tokens: 15
-        }
-    );
+    assert_eq!(reply.usage, Usage { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 });
     let (auth, body) = seen.lock().unwrap().take().unwrap();
     assert_eq!(auth.as_deref(), Some("Bearer node-key"));
     assert_eq!(body["model"], "m");
@@ -92,11 +70,7 @@ async fn sends_openai_request_and_reads_reply() {
     assert_eq!(body["messages"][0]["content"], "capital of France?");
 }
 
-async fn flaky(
-    warm_answers: u32,
-    status: StatusCode,
-    message: &'static str,
-) -> (String, Arc<AtomicU32>) {
+async fn flaky(warm_answers: u32, status: StatusCode, message: &'static str) -> (String, Arc<AtomicU32>) {
     let calls = Arc::new(AtomicU32::new(0));
     let c = calls.clone();
     let router = Router::new().route(
@@ -105,7 +79,8 @@ async fn flaky(
             let c = c.clone();
             async move {
                 if c.fetch_add(1, Ordering::SeqCst) < warm_answers {
-                    let body = serde_json::json!({"error": {"message": message, "type": "unavailable_error", "code": 503}});
+                    let body =
+                        serde_json::json!({"error": {"message": message, "type": "unavailable_error", "code": 503}});
                     (status, body.to_string())
                 } else {
                     (StatusCode::OK, ok_body())
@@ -133,44 +108,25 @@ async fn retries_llama_cpp_loading() {
 
 #[tokio::test]
 async fn gives_up_after_bounded_attempts() {
-    let (base, calls) = flaky(
-        100,
-        StatusCode::SERVICE_UNAVAILABLE,
-        "GPU node is warming up",
-    )
-    .await;
-    assert_eq!(
-        client().chat(&endpoint(base), &request()).await,
-        Err(ModelError::WarmingUp(4))
-    );
+    let (base, calls) = flaky(100, StatusCode::SERVICE_UNAVAILABLE, "GPU node is warming up").await;
+    assert_eq!(client().chat(&endpoint(base), &request()).await, Err(ModelError::WarmingUp(4)));
     assert_eq!(calls.load(Ordering::SeqCst), 4);
 }
 
 #[tokio::test]
 async fn other_errors_are_not_retried() {
     let (base, calls) = flaky(100, StatusCode::INTERNAL_SERVER_ERROR, "boom").await;
-    assert_eq!(
-        client().chat(&endpoint(base), &request()).await,
-        Err(ModelError::Status(500))
-    );
+    assert_eq!(client().chat(&endpoint(base), &request()).await, Err(ModelError::Status(500)));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
 async fn malformed_and_unreachable() {
-    let router = Router::new().route(
-        "/v1/chat/completions",
-        post(|| async { "{\"choices\": []}" }),
-    );
+    let router = Router::new().route("/v1/chat/completions", post(|| async { "{\"choices\": []}" }));
     let base = serve(router).await;
-    assert_eq!(
-        client().chat(&endpoint(base), &request()).await,
-        Err(ModelError::Malformed)
-    );
+    assert_eq!(client().chat(&endpoint(base), &request()).await, Err(ModelError::Malformed));
     // Port 9 on loopback: nothing listens.
-    let e = client()
-        .chat(&endpoint("http://127.0.0.1:9/v1".into()), &request())
-        .await;
+    let e = client().chat(&endpoint("http://127.0.0.1:9/v1".into()), &request()).await;
     assert_eq!(e, Err(ModelError::Unreachable));
 }
 

@@ -11,23 +11,13 @@ use client::chat::ChatOptions;
 use client::key_cache::KeyCache;
 use client::receipts::ReceiptQuery;
 use shared::address::Address;
-use shared::attest::{
-    Evidence, Measurements, Policy, TrustRoot, Verdict, VerificationDocument, verify,
-};
+use shared::attest::{Collateral, Evidence, Measurements, Policy, TrustRoot, Verdict, VerificationDocument, verify};
 
 #[derive(Parser)]
-#[command(
-    name = "svc",
-    about = "Private inference client: verify the enclave, encrypt to it, verify receipts"
-)]
+#[command(name = "svc", about = "Private inference client: verify the enclave, encrypt to it, verify receipts")]
 struct Cli {
     /// Relay base URL.
-    #[arg(
-        long,
-        env = "SVC_RELAY_URL",
-        default_value = "http://127.0.0.1:8787",
-        global = true
-    )]
+    #[arg(long, env = "SVC_RELAY_URL", default_value = "http://127.0.0.1:8787", global = true)]
     relay: String,
     /// API key (sk_svc_…) for private routes.
     #[arg(long, env = "SVC_API_KEY", global = true, hide_env_values = true)]
@@ -47,12 +37,7 @@ struct Cli {
 #[derive(Args)]
 struct TrustArgs {
     /// Published reference values (measurements JSON, schema in docs/attestation.md).
-    #[arg(
-        long,
-        env = "SVC_MEASUREMENTS",
-        global = true,
-        default_value = "measurements/measurements.json"
-    )]
+    #[arg(long, env = "SVC_MEASUREMENTS", global = true, default_value = "measurements/measurements.json")]
     measurements: PathBuf,
     /// Trust this development root CA (PEM) instead of Intel's. Dev quotes verify only with it.
     #[arg(long, env = "SVC_DEV_ROOT", global = true)]
@@ -128,28 +113,24 @@ fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 }
 
 fn text(path: &Path) -> Result<String, Failure> {
-    String::from_utf8(read(path)?)
-        .map_err(|_| Failure(30, format!("{}: not UTF-8", path.display())))
+    String::from_utf8(read(path)?).map_err(|_| Failure(30, format!("{}: not UTF-8", path.display())))
 }
 
 fn pem_to_der(pem: &str) -> Option<Vec<u8>> {
     let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
-    shared::b64::decode(body.trim())
-        .ok()
-        .filter(|d| !d.is_empty())
+    shared::b64::decode(body.trim()).ok().filter(|d| !d.is_empty())
 }
 
 impl TrustArgs {
     fn options(&self) -> Result<AttestOptions, Failure> {
         let measurements = Measurements::from_json(&text(&self.measurements)?)
             .map_err(|e| Failure(30, format!("{}: {e}", self.measurements.display())))?;
-        let root =
-            match &self.dev_root {
-                None => TrustRoot::Intel,
-                Some(p) => TrustRoot::Dev(pem_to_der(&text(p)?).ok_or_else(|| {
-                    Failure(30, format!("{}: not a PEM certificate", p.display()))
-                })?),
-            };
+        let root = match &self.dev_root {
+            None => TrustRoot::Intel,
+            Some(p) => TrustRoot::Dev(
+                pem_to_der(&text(p)?).ok_or_else(|| Failure(30, format!("{}: not a PEM certificate", p.display())))?,
+            ),
+        };
         let mut options = AttestOptions::new(root, measurements);
         if !self.tcb_status.is_empty() {
             options.allowed_tcb_statuses = self.tcb_status.clone();
@@ -161,25 +142,18 @@ impl TrustArgs {
 }
 
 async fn run(cli: Cli) -> Result<u8, Failure> {
-    let mut client =
-        Client::new(&cli.relay, cli.api_key).with_key_cache(KeyCache::new(cli.key_cache));
+    let mut client = Client::new(&cli.relay, cli.api_key).with_key_cache(KeyCache::new(cli.key_cache));
     if let Some(p) = &cli.program_id {
-        client = client.with_program_id(
-            Address::parse(p).ok_or(Failure(30, "--program-id is not a base58 address".into()))?,
-        );
+        client = client
+            .with_program_id(Address::parse(p).ok_or(Failure(30, "--program-id is not a base58 address".into()))?);
     }
     match cli.command {
         Command::Key => print_json(&client.public_key().await?),
-        Command::Attest {
-            json,
-            quote: Some(quote),
-            now,
-        } => return offline(&cli.trust, &quote, now.unwrap_or(0), json),
+        Command::Attest { json, quote: Some(quote), now } => {
+            return offline(&cli.trust, &quote, now.unwrap_or(0), json);
+        }
         Command::Attest { json, .. } => {
-            let (report, _) = client
-                .with_attestation(cli.trust.options()?)
-                .attest()
-                .await?;
+            let (report, _) = client.with_attestation(cli.trust.options()?).attest().await?;
             if json {
                 print_json(&report);
             } else {
@@ -187,18 +161,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
             return Ok(report.verdict.exit_code());
         }
-        Command::Chat {
-            prompt,
-            model,
-            max_tokens,
-            json,
-        } => {
+        Command::Chat { prompt, model, max_tokens, json } => {
             let client = client.with_attestation(cli.trust.options()?);
-            let options = ChatOptions {
-                model,
-                max_tokens,
-                temperature: None,
-            };
+            let options = ChatOptions { model, max_tokens, temperature: None };
             let out = client.chat(&prompt, &options).await?;
             if json {
                 print_json(&serde_json::json!({
@@ -209,14 +174,8 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 println!("{}", out.reply);
                 eprintln!();
                 eprintln!("model:    {} ({})", out.model, out.provider);
-                eprintln!(
-                    "tokens:   {} prompt + {} completion",
-                    out.usage.prompt_tokens, out.usage.completion_tokens
-                );
-                eprintln!(
-                    "receipt:  {} (signature, address, hash, nonce and keys verified)",
-                    out.onchain.address
-                );
+                eprintln!("tokens:   {} prompt + {} completion", out.usage.prompt_tokens, out.usage.completion_tokens);
+                eprintln!("receipt:  {} (signature, address, hash, nonce and keys verified)", out.onchain.address);
                 eprintln!("commit:   {}", out.onchain.explorer_url);
             }
             if out.unattested {
@@ -224,9 +183,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                     "WARNING: this enclave has NO TDX quote (--allow-unattested): nothing proves it runs our image"
                 );
             } else {
-                eprintln!(
-                    "enclave:  attested (quote verified against the trust root and measurements, nonce signed)"
-                );
+                eprintln!("enclave:  attested (quote verified against the trust root and measurements, nonce signed)");
             }
         }
         Command::Receipt { query } => {
@@ -247,29 +204,20 @@ fn offline(trust: &TrustArgs, quote_path: &Path, now: u64, json: bool) -> Result
     let options = trust.options()?;
     let raw = read(quote_path)?;
     // Accept binary quotes and hex text (optionally 0x-prefixed).
-    let quote = std::str::from_utf8(&raw)
-        .ok()
-        .and_then(|t| hex::decode(t.trim().trim_start_matches("0x")).ok())
-        .unwrap_or(raw);
-    let collateral = options
-        .collateral
-        .clone()
-        .ok_or(Failure(30, "--collateral is required offline".into()))?;
+    let quote =
+        std::str::from_utf8(&raw).ok().and_then(|t| hex::decode(t.trim().trim_start_matches("0x")).ok()).unwrap_or(raw);
+    let collateral = options.collateral.clone().ok_or(Failure(30, "--collateral is required offline".into()))?;
     let policy = Policy {
         root: options.root,
         allowed_tcb_statuses: options.allowed_tcb_statuses,
         measurements: options.measurements,
     };
-    let doc = verify(
-        &Evidence {
-            quote: &quote,
-            collateral: &collateral,
-            binding: None,
-            nonce: None,
-        },
-        &policy,
-        now,
-    );
+    let doc = match Collateral::from_json(&collateral) {
+        Ok(c) => verify(&Evidence { quote: &quote, collateral: &c, binding: None, nonce: None }, &policy, now),
+        Err(e) => {
+            VerificationDocument::refused(Verdict::Malformed, e.reason(), e.to_string(), policy.root.label(), now)
+        }
+    };
     if json {
         print_json(&doc);
     } else {
@@ -282,10 +230,7 @@ fn render_report(r: &AttestationReport) -> String {
     let mut out = format!(
         "verdict: {}{}\nenclave: teePublicKey {}  enclavePublicKey {}  quote provider {}\n",
         verdict_word(r.verdict),
-        r.reason
-            .as_deref()
-            .map(|x| format!(" ({x})"))
-            .unwrap_or_default(),
+        r.reason.as_deref().map(|x| format!(" ({x})")).unwrap_or_default(),
         r.tee_public_key,
         r.enclave_public_key,
         r.quote_provider
@@ -294,10 +239,7 @@ fn render_report(r: &AttestationReport) -> String {
         out.push_str("WARNING: accepted WITHOUT a TDX quote (--allow-unattested)\n");
     }
     if let Some(d) = &r.public_quote {
-        out.push_str(&render_document(
-            "public quote (report_data = sha256(teePublicKey))",
-            d,
-        ));
+        out.push_str(&render_document("public quote (report_data = sha256(teePublicKey))", d));
     }
     if let Some(d) = &r.binding_quote {
         out.push_str(&render_document(
@@ -312,19 +254,12 @@ fn render_document(title: &str, d: &VerificationDocument) -> String {
     let mut out = format!(
         "\n{title}: {}{}  [root {}, TCB {}]\n",
         verdict_word(d.verdict),
-        d.reason
-            .as_deref()
-            .map(|x| format!(" ({x})"))
-            .unwrap_or_default(),
+        d.reason.as_deref().map(|x| format!(" ({x})")).unwrap_or_default(),
         d.trust_root,
         d.tcb_status.as_deref().unwrap_or("-")
     );
     for c in &d.checks {
-        out.push_str(&format!(
-            "  {} {:<16}",
-            if c.ok { "ok  " } else { "FAIL" },
-            c.name
-        ));
+        out.push_str(&format!("  {} {:<16}", if c.ok { "ok  " } else { "FAIL" }, c.name));
         if let Some(e) = &c.expected {
             out.push_str(&format!(" expected {e}"));
         }
@@ -349,8 +284,5 @@ fn verdict_word(v: Verdict) -> &'static str {
 }
 
 fn print_json(value: &impl serde::Serialize) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).expect("serialisable")
-    );
+    println!("{}", serde_json::to_string_pretty(value).expect("serialisable"));
 }

@@ -72,11 +72,7 @@ impl TsmFs for FakeTsm {
     }
 
     fn rmdir(&self, name: &str) -> io::Result<()> {
-        self.items
-            .lock()
-            .unwrap()
-            .remove(name)
-            .ok_or_else(|| err(2))?;
+        self.items.lock().unwrap().remove(name).ok_or_else(|| err(2))?;
         self.log.lock().unwrap().push(format!("rmdir {name}"));
         Ok(())
     }
@@ -85,9 +81,7 @@ impl TsmFs for FakeTsm {
         let mut items = self.items.lock().unwrap();
         let item = items.get_mut(name).ok_or_else(|| err(2))?;
         match attr {
-            "provider" => {
-                Ok(format!("{}\n", self.provider.as_deref().unwrap_or_default()).into_bytes())
-            }
+            "provider" => Ok(format!("{}\n", self.provider.as_deref().unwrap_or_default()).into_bytes()),
             "generation" => Ok(format!("{}\n", item.write_gen).into_bytes()),
             "outblob" => {
                 if item.inblob.len() != 64 {

@@ -18,12 +18,7 @@ pub const MAX_PROCESS_BODY: usize = MAX_ENVELOPE_JSON + 4096;
 
 fn passthrough(answer: TeeAnswer) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        answer.body,
-    )
-        .into_response()
+    (status, [(header::CONTENT_TYPE, "application/json")], answer.body).into_response()
 }
 
 pub async fn public_key(State(app): State<App>) -> Response {
@@ -57,76 +52,39 @@ pub async fn process(State(app): State<App>, headers: HeaderMap, body: Body) -> 
 
 async fn process_inner(app: &App, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
     app.keys.check(headers)?;
-    let bytes = axum::body::to_bytes(body, MAX_PROCESS_BODY)
-        .await
-        .map_err(|_| {
-            ApiError::new(
-                413,
-                codes::PAYLOAD_TOO_LARGE,
-                format!("request body exceeds {MAX_PROCESS_BODY} bytes"),
-            )
-        })?;
-    let request: ProcessRequest = serde_json::from_slice(&bytes).map_err(|_| {
-        ApiError::bad_request("body must be a JSON object with an `encryptedPrompt` string")
+    let bytes = axum::body::to_bytes(body, MAX_PROCESS_BODY).await.map_err(|_| {
+        ApiError::new(413, codes::PAYLOAD_TOO_LARGE, format!("request body exceeds {MAX_PROCESS_BODY} bytes"))
     })?;
+    let request: ProcessRequest = serde_json::from_slice(&bytes)
+        .map_err(|_| ApiError::bad_request("body must be a JSON object with an `encryptedPrompt` string"))?;
     // Forward only the fields the enclave knows.
     let forward = Bytes::from(serde_json::to_vec(&request).expect("request serialises"));
-    let answer = app
-        .tee
-        .post_json("/process", forward)
-        .await
-        .map_err(|_| ApiError::tee_unreachable(&app.tee.endpoint))?;
+    let answer =
+        app.tee.post_json("/process", forward).await.map_err(|_| ApiError::tee_unreachable(&app.tee.endpoint))?;
     if answer.status != 200 {
         // The enclave's own refusal (e.g. decrypt_failed, replay_detected, gpu_not_configured).
         return match serde_json::from_slice::<serde_json::Value>(&answer.body) {
             Ok(v) if v.get("error").is_some_and(|e| e.is_string()) => Ok(passthrough(answer)),
-            _ => Err(ApiError::new(
-                502,
-                codes::ENCLAVE_ERROR,
-                "the enclave answered with an unexpected body",
-            )),
+            _ => Err(ApiError::new(502, codes::ENCLAVE_ERROR, "the enclave answered with an unexpected body")),
         };
     }
-    let mut response: ProcessResponse = serde_json::from_slice(&answer.body).map_err(|_| {
-        ApiError::new(
-            502,
-            codes::ENCLAVE_ERROR,
-            "the enclave answered with an unexpected body",
-        )
-    })?;
+    let mut response: ProcessResponse = serde_json::from_slice(&answer.body)
+        .map_err(|_| ApiError::new(502, codes::ENCLAVE_ERROR, "the enclave answered with an unexpected body"))?;
 
     // Check what we store: the receipt must verify and be for the ciphertext we forwarded.
-    let prompt_hash = Envelope::parse(&request.encrypted_prompt)
-        .map(|e| e.ciphertext_hash())
-        .map_err(|_| {
-            ApiError::new(
-                502,
-                codes::ENCLAVE_ERROR,
-                "the enclave accepted an envelope the relay cannot parse",
-            )
-        })?;
+    let prompt_hash = Envelope::parse(&request.encrypted_prompt).map(|e| e.ciphertext_hash()).map_err(|_| {
+        ApiError::new(502, codes::ENCLAVE_ERROR, "the enclave accepted an envelope the relay cannot parse")
+    })?;
     let verified = response.receipt.verify(app.ledger.program_id());
     if verified.map(|v| v.body.prompt_hash) != Ok(prompt_hash) {
-        return Err(ApiError::new(
-            502,
-            codes::ENCLAVE_ERROR,
-            "the enclave returned a receipt that does not verify",
-        ));
+        return Err(ApiError::new(502, codes::ENCLAVE_ERROR, "the enclave returned a receipt that does not verify"));
     }
 
     let now = shared_now();
-    let signature = match app
-        .ledger
-        .commit(&response.receipt, &prompt_hash, now)
-        .await
-    {
+    let signature = match app.ledger.commit(&response.receipt, &prompt_hash, now).await {
         Ok(id) => id,
         Err(LedgerError::Duplicate) => {
-            return Err(ApiError::new(
-                409,
-                codes::REPLAY_DETECTED,
-                "a receipt for this ciphertext already exists",
-            ));
+            return Err(ApiError::new(409, codes::REPLAY_DETECTED, "a receipt for this ciphertext already exists"));
         }
         Err(e) => {
             tracing::error!(error = %e, "receipt commit failed");
@@ -143,7 +101,5 @@ async fn process_inner(app: &App, headers: &HeaderMap, body: Body) -> Result<Res
 }
 
 fn shared_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }

@@ -55,6 +55,25 @@ pub struct VerificationDocument {
 }
 
 impl VerificationDocument {
+    /// A document for evidence refused before any check could run (e.g. unreadable collateral).
+    pub fn refused(verdict: Verdict, reason: &str, detail: String, trust_root: String, now: u64) -> Self {
+        VerificationDocument {
+            verdict,
+            reason: Some(reason.into()),
+            trust_root,
+            verified_at: now,
+            tcb_status: None,
+            valid_until: None,
+            checks: vec![Check {
+                name: "collateral_parse",
+                ok: false,
+                expected: None,
+                actual: None,
+                detail: Some(detail),
+            }],
+        }
+    }
+
     pub fn accepted(&self) -> bool {
         self.verdict == Verdict::Accept
     }

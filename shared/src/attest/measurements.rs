@@ -59,8 +59,7 @@ pub enum MeasurementsError {
 
 impl Measurements {
     pub fn from_json(text: &str) -> Result<Self, MeasurementsError> {
-        let m: Measurements =
-            serde_json::from_str(text).map_err(|e| MeasurementsError::Invalid(e.to_string()))?;
+        let m: Measurements = serde_json::from_str(text).map_err(|e| MeasurementsError::Invalid(e.to_string()))?;
         if m.schema_version != 1 {
             return Err(MeasurementsError::Version(m.schema_version));
         }
@@ -84,8 +83,7 @@ mod mr {
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<super::Mr, D::Error> {
         let text = String::deserialize(d)?;
-        super::parse_mr(&text)
-            .ok_or_else(|| serde::de::Error::custom("expected 96 lowercase hex characters"))
+        super::parse_mr(&text).ok_or_else(|| serde::de::Error::custom("expected 96 lowercase hex characters"))
     }
 }
 
@@ -100,9 +98,9 @@ mod opt_mr {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<super::Mr>, D::Error> {
         match Option::<String>::deserialize(d)? {
             None => Ok(None),
-            Some(text) => super::parse_mr(&text).map(Some).ok_or_else(|| {
-                serde::de::Error::custom("expected 96 lowercase hex characters or null")
-            }),
+            Some(text) => super::parse_mr(&text)
+                .map(Some)
+                .ok_or_else(|| serde::de::Error::custom("expected 96 lowercase hex characters or null")),
         }
     }
 }
@@ -126,16 +124,8 @@ mod tests {
         assert_eq!(m.mr_config_id, None);
         let again = Measurements::from_json(&serde_json::to_string(&m).unwrap()).unwrap();
         assert_eq!(again, m);
-        assert!(
-            Measurements::from_json(&text.replace("\"schemaVersion\":1", "\"schemaVersion\":2"))
-                .is_err()
-        );
-        assert!(
-            Measurements::from_json(&text.replace(&"aa".repeat(48), &"AA".repeat(48))).is_err()
-        );
-        assert!(
-            Measurements::from_json(&text.replace("\"name\":\"a\"", "\"name\":\"a\",\"x\":1"))
-                .is_err()
-        );
+        assert!(Measurements::from_json(&text.replace("\"schemaVersion\":1", "\"schemaVersion\":2")).is_err());
+        assert!(Measurements::from_json(&text.replace(&"aa".repeat(48), &"AA".repeat(48))).is_err());
+        assert!(Measurements::from_json(&text.replace("\"name\":\"a\"", "\"name\":\"a\",\"x\":1")).is_err());
     }
 }

@@ -12,6 +12,16 @@ pub enum TrustRoot {
     Dev(Vec<u8>),
 }
 
+impl TrustRoot {
+    /// `intel`, or `dev:<sha256 of the root certificate>`.
+    pub fn label(&self) -> String {
+        match self {
+            TrustRoot::Intel => "intel".into(),
+            TrustRoot::Dev(der) => format!("dev:{}", hex::encode(crate::sha256(der))),
+        }
+    }
+}
+
 /// What `report_data` must bind (contract §2.4b).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Binding {
@@ -40,10 +50,6 @@ pub struct Policy {
 
 impl Policy {
     pub fn new(root: TrustRoot, measurements: Measurements) -> Self {
-        Policy {
-            root,
-            allowed_tcb_statuses: vec!["UpToDate".into()],
-            measurements,
-        }
+        Policy { root, allowed_tcb_statuses: vec!["UpToDate".into()], measurements }
     }
 }

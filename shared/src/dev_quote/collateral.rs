@@ -54,22 +54,14 @@ struct Collateral {
 }
 
 pub(super) fn build(pki: &Pki, pki_options: &PkiOptions, options: &CollateralOptions) -> Vec<u8> {
-    let (root_crl, pck_crl) = pki.crls(
-        options.issue_date,
-        options.next_update,
-        pki_options.revoke_pck,
-    );
+    let (root_crl, pck_crl) = pki.crls(options.issue_date, options.next_update, pki_options.revoke_pck);
     let signer_chain = [pem(&pki.signer.der), pem(&pki.root.der)].concat();
     let tcb_info = tcb_info(options);
     let qe_identity = qe_identity(options);
     let collateral = Collateral {
         pck_crl_issuer_chain: [pem(&pki.pck_ca.der), pem(&pki.root.der)].concat(),
         root_ca_crl: hex::encode(root_crl),
-        pck_crl: if options.omit_pck_crl {
-            String::new()
-        } else {
-            hex::encode(pck_crl)
-        },
+        pck_crl: if options.omit_pck_crl { String::new() } else { hex::encode(pck_crl) },
         tcb_info_issuer_chain: signer_chain.clone(),
         tcb_info_signature: hex::encode(pki.signer.key.sign_raw(tcb_info.as_bytes())),
         tcb_info,
@@ -163,9 +155,7 @@ fn tcb_info(options: &CollateralOptions) -> String {
             id: format!("TDX_{module_version:02X}"),
             module: module(),
             tcb_levels: [TcbLevel {
-                tcb: IsvSvn {
-                    isvsvn: module_svn.into(),
-                },
+                tcb: IsvSvn { isvsvn: module_svn.into() },
                 tcb_date: rfc3339(options.issue_date),
                 tcb_status: "UpToDate",
             }],
@@ -218,9 +208,7 @@ fn qe_identity(options: &CollateralOptions) -> String {
         mrsigner: hex::encode_upper(platform::QE_MRSIGNER),
         isvprodid: platform::QE_PROD_ID,
         tcb_levels: [TcbLevel {
-            tcb: IsvSvn {
-                isvsvn: platform::QE_SVN,
-            },
+            tcb: IsvSvn { isvsvn: platform::QE_SVN },
             tcb_date: rfc3339(options.issue_date),
             tcb_status: "UpToDate",
         }],

@@ -7,9 +7,9 @@ use std::time::Duration;
 use base64::Engine;
 use p256::ecdsa::{Signature, SigningKey as EcKey, signature::Signer};
 use rcgen::{
-    BasicConstraints, CertificateParams, CertificateRevocationListParams, DistinguishedName,
-    DnType, IsCa, Issuer, KeyIdMethod, KeyUsagePurpose, PublicKeyData, RevocationReason,
-    RevokedCertParams, SerialNumber, SignatureAlgorithm, SigningKey,
+    BasicConstraints, CertificateParams, CertificateRevocationListParams, DistinguishedName, DnType, IsCa, Issuer,
+    KeyIdMethod, KeyUsagePurpose, PublicKeyData, RevocationReason, RevokedCertParams, SerialNumber, SignatureAlgorithm,
+    SigningKey,
 };
 use sha2::{Digest, Sha256};
 
@@ -120,18 +120,11 @@ impl Pki {
         let (from, to) = (options.not_before, options.not_after);
         let ca = |pathlen| IsCa::Ca(BasicConstraints::Constrained(pathlen));
         let ca_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-        let leaf_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::ContentCommitment,
-        ];
+        let leaf_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::ContentCommitment];
 
         let root_key = DevKey::derive(seed, "root ca");
         let root_params = params("SVC DEV Root CA", 1, from, to, ca(1), ca_usages.clone());
-        let root = Cert {
-            der: certified(root_params.self_signed(&root_key)),
-            key: root_key,
-            params: root_params,
-        };
+        let root = Cert { der: certified(root_params.self_signed(&root_key)), key: root_key, params: root_params };
 
         let issue = |issuer: &Cert, label: &str, mut params: CertificateParams| {
             let key = DevKey::derive(seed, label);
@@ -139,11 +132,7 @@ impl Pki {
             let der = certified(params.signed_by(&key, &issuer.issuer()));
             Cert { key, der, params }
         };
-        let pck_ca = issue(
-            &root,
-            "pck platform ca",
-            params("SVC DEV PCK Platform CA", 2, from, to, ca(0), ca_usages),
-        );
+        let pck_ca = issue(&root, "pck platform ca", params("SVC DEV PCK Platform CA", 2, from, to, ca(0), ca_usages));
         let mut pck_params = params(
             "SVC DEV PCK Certificate",
             PCK_SERIAL,
@@ -154,38 +143,16 @@ impl Pki {
         );
         pck_params.custom_extensions.push(sgx_extension(seed));
         let pck = issue(&pck_ca, "pck leaf", pck_params);
-        let signer = issue(
-            &root,
-            "tcb signer",
-            params(
-                "SVC DEV TCB Signing",
-                4,
-                from,
-                to,
-                IsCa::ExplicitNoCa,
-                leaf_usages,
-            ),
-        );
+        let signer =
+            issue(&root, "tcb signer", params("SVC DEV TCB Signing", 4, from, to, IsCa::ExplicitNoCa, leaf_usages));
 
         let mut qe_id = [0u8; 16];
         qe_id.copy_from_slice(&labelled_hash(seed, "qe id", 0)[..16]);
-        Self {
-            root,
-            pck_ca,
-            pck,
-            signer,
-            attestation: DevKey::derive(seed, "attestation key"),
-            qe_id,
-        }
+        Self { root, pck_ca, pck, signer, attestation: DevKey::derive(seed, "attestation key"), qe_id }
     }
 
     /// (root CA CRL, PCK CA CRL), both empty unless the PCK leaf is revoked.
-    pub(super) fn crls(
-        &self,
-        this_update: u64,
-        next_update: u64,
-        revoke_pck: bool,
-    ) -> (Vec<u8>, Vec<u8>) {
+    pub(super) fn crls(&self, this_update: u64, next_update: u64, revoke_pck: bool) -> (Vec<u8>, Vec<u8>) {
         let crl = |issuer: &Cert, revoked: Vec<RevokedCertParams>| {
             let params = CertificateRevocationListParams {
                 this_update: utc!(this_update),
@@ -196,10 +163,7 @@ impl Pki {
                 revoked_certs: revoked,
                 key_identifier_method: KeyIdMethod::Sha256,
             };
-            params
-                .signed_by(&issuer.issuer())
-                .map(|crl| crl.der().to_vec())
-                .expect("dev CRL parameters are valid")
+            params.signed_by(&issuer.issuer()).map(|crl| crl.der().to_vec()).expect("dev CRL parameters are valid")
         };
         let revoked = revoke_pck.then(|| RevokedCertParams {
             serial_number: SerialNumber::from_slice(&[PCK_SERIAL]),
@@ -207,18 +171,13 @@ impl Pki {
             reason_code: Some(RevocationReason::KeyCompromise),
             invalidity_date: None,
         });
-        (
-            crl(&self.root, Vec::new()),
-            crl(&self.pck_ca, revoked.into_iter().collect()),
-        )
+        (crl(&self.root, Vec::new()), crl(&self.pck_ca, revoked.into_iter().collect()))
     }
 }
 
 fn certified(cert: Result<rcgen::Certificate, rcgen::Error>) -> Vec<u8> {
     // Only fixed, valid parameters reach rcgen, and DevKey never fails to sign.
-    cert.expect("dev certificate parameters are valid")
-        .der()
-        .to_vec()
+    cert.expect("dev certificate parameters are valid").der().to_vec()
 }
 
 fn params(

@@ -81,9 +81,8 @@ impl TdReport {
     }
 }
 
-const INTEL_QE_VENDOR_ID: [u8; 16] = [
-    0x93, 0x9A, 0x72, 0x33, 0xF7, 0x9C, 0x4C, 0xA9, 0x94, 0x0A, 0x0D, 0xB3, 0x95, 0x7F, 0x06, 0x07,
-];
+const INTEL_QE_VENDOR_ID: [u8; 16] =
+    [0x93, 0x9A, 0x72, 0x33, 0xF7, 0x9C, 0x4C, 0xA9, 0x94, 0x0A, 0x0D, 0xB3, 0x95, 0x7F, 0x06, 0x07];
 /// Arbitrary, like the bytes Intel's QE puts there.
 const QE_AUTH_DATA: [u8; 32] = *b"SVC DEV QE authentication data.\0";
 
@@ -151,10 +150,7 @@ fn qe_report(attestation_key: &[u8; 64]) -> [u8; 384] {
     report[128..160].copy_from_slice(&platform::QE_MRSIGNER);
     report[256..258].copy_from_slice(&platform::QE_PROD_ID.to_le_bytes());
     report[258..260].copy_from_slice(&platform::QE_SVN.to_le_bytes());
-    let hash = Sha256::new()
-        .chain_update(attestation_key)
-        .chain_update(QE_AUTH_DATA)
-        .finalize();
+    let hash = Sha256::new().chain_update(attestation_key).chain_update(QE_AUTH_DATA).finalize();
     report[320..352].copy_from_slice(&hash);
     report
 }

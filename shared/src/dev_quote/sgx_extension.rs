@@ -11,10 +11,8 @@ use super::platform;
 /// configuration flags (dynamic platform, cached keys, SMT) false so strict policies pass.
 pub(super) fn sgx_extension(seed: &[u8; 32]) -> CustomExtension {
     let entry = |arcs: &[u8], value: Vec<u8>| seq(&[sgx_oid(arcs), value]);
-    let mut tcb: Vec<Vec<u8>> = (1u8..)
-        .zip(platform::CPU_SVN)
-        .map(|(i, svn)| entry(&[2, i], integer(svn.into())))
-        .collect();
+    let mut tcb: Vec<Vec<u8>> =
+        (1u8..).zip(platform::CPU_SVN).map(|(i, svn)| entry(&[2, i], integer(svn.into()))).collect();
     tcb.push(entry(&[2, 17], integer(platform::PCE_SVN)));
     tcb.push(entry(&[2, 18], tlv(0x04, &platform::CPU_SVN)));
     let flag_false = || tlv(0x01, &[0]);
@@ -24,18 +22,8 @@ pub(super) fn sgx_extension(seed: &[u8; 32]) -> CustomExtension {
         entry(&[3], tlv(0x04, &platform::PCE_ID)),
         entry(&[4], tlv(0x04, &platform::FMSPC)),
         entry(&[5], tlv(0x0A, &[1])), // SGX type: Scalable, as on TDX platforms
-        entry(
-            &[6],
-            tlv(0x04, &labelled_hash(seed, "platform instance id", 0)[..16]),
-        ),
-        entry(
-            &[7],
-            seq(&[
-                entry(&[7, 1], flag_false()),
-                entry(&[7, 2], flag_false()),
-                entry(&[7, 3], flag_false()),
-            ]),
-        ),
+        entry(&[6], tlv(0x04, &labelled_hash(seed, "platform instance id", 0)[..16])),
+        entry(&[7], seq(&[entry(&[7, 1], flag_false()), entry(&[7, 2], flag_false()), entry(&[7, 3], flag_false())])),
     ]);
     CustomExtension::from_oid_content(&[1, 2, 840, 113_741, 1, 13, 1], content)
 }

@@ -17,9 +17,7 @@ fn valid() -> serde_json::Map<String, Value> {
     m
 }
 
-fn parse_with(
-    edit: impl FnOnce(&mut serde_json::Map<String, Value>),
-) -> Result<Envelope, EnvelopeError> {
+fn parse_with(edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Result<Envelope, EnvelopeError> {
     let mut m = valid();
     edit(&mut m);
     Envelope::parse(&Value::Object(m).to_string())
@@ -122,31 +120,19 @@ fn every_malformation_has_its_own_error() {
             Box::new(|m| {
                 m.insert("publicKey".into(), json!(b64::encode([1u8; 31])));
             }),
-            BadLength {
-                field: "publicKey",
-                expected: "32",
-                got: 31,
-            },
+            BadLength { field: "publicKey", expected: "32", got: 31 },
         ),
         (
             Box::new(|m| {
                 m.insert("nonce".into(), json!(b64::encode([1u8; 17])));
             }),
-            BadLength {
-                field: "nonce",
-                expected: "16",
-                got: 17,
-            },
+            BadLength { field: "nonce", expected: "16", got: 17 },
         ),
         (
             Box::new(|m| {
                 m.insert("ciphertext".into(), json!(b64::encode([1u8; 15])));
             }),
-            BadLength {
-                field: "ciphertext",
-                expected: "16 to 1048576",
-                got: 15,
-            },
+            BadLength { field: "ciphertext", expected: "16 to 1048576", got: 15 },
         ),
         (
             Box::new(|m| {
@@ -173,10 +159,7 @@ fn every_malformation_has_its_own_error() {
     assert_eq!(Envelope::parse("[]"), Err(NotAnObject));
     assert_eq!(Envelope::parse("not json"), Err(NotAnObject));
     assert_eq!(Envelope::parse("\"a string\""), Err(NotAnObject));
-    assert_eq!(
-        Envelope::parse(&" ".repeat(MAX_ENVELOPE_JSON + 1)),
-        Err(TooLarge)
-    );
+    assert_eq!(Envelope::parse(&" ".repeat(MAX_ENVELOPE_JSON + 1)), Err(TooLarge));
 }
 
 #[test]
@@ -199,13 +182,7 @@ fn seal_then_open() {
     let (opened, _) = parsed.open(&sk, &pk).unwrap();
     assert_eq!(opened.as_slice(), pt.as_slice());
     let p = PromptPlaintext::parse(&opened).unwrap();
-    assert_eq!(
-        p.into_messages(),
-        vec![Message {
-            role: Role::User,
-            content: "hello".into()
-        }]
-    );
+    assert_eq!(p.into_messages(), vec![Message { role: Role::User, content: "hello".into() }]);
 }
 
 #[test]
@@ -227,33 +204,20 @@ fn wrong_key_or_tampered_ciphertext_fails() {
 #[test]
 fn plaintext_rules() {
     assert!(PromptPlaintext::parse(br#"{"prompt":"a","timestamp":5}"#).is_ok());
-    assert!(PromptPlaintext::parse(br#"{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"maxTokens":8}"#).is_ok());
-    assert_eq!(
-        PromptPlaintext::parse(br#"{}"#),
-        Err(PlaintextError::PromptOrMessages)
+    assert!(
+        PromptPlaintext::parse(
+            br#"{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"maxTokens":8}"#
+        )
+        .is_ok()
     );
-    assert_eq!(
-        PromptPlaintext::parse(br#"{"prompt":"a","messages":[]}"#),
-        Err(PlaintextError::PromptOrMessages)
-    );
-    assert_eq!(
-        PromptPlaintext::parse(br#"{"messages":[]}"#),
-        Err(PlaintextError::EmptyMessages)
-    );
-    assert_eq!(
-        PromptPlaintext::parse(br#"{"prompt":"a","temperature":3}"#),
-        Err(PlaintextError::BadTemperature)
-    );
-    assert_eq!(
-        PromptPlaintext::parse(br#"{"prompt":"a","extra":1}"#),
-        Err(PlaintextError::NotJson)
-    );
+    assert_eq!(PromptPlaintext::parse(br#"{}"#), Err(PlaintextError::PromptOrMessages));
+    assert_eq!(PromptPlaintext::parse(br#"{"prompt":"a","messages":[]}"#), Err(PlaintextError::PromptOrMessages));
+    assert_eq!(PromptPlaintext::parse(br#"{"messages":[]}"#), Err(PlaintextError::EmptyMessages));
+    assert_eq!(PromptPlaintext::parse(br#"{"prompt":"a","temperature":3}"#), Err(PlaintextError::BadTemperature));
+    assert_eq!(PromptPlaintext::parse(br#"{"prompt":"a","extra":1}"#), Err(PlaintextError::NotJson));
     assert_eq!(
         PromptPlaintext::parse(br#"{"messages":[{"role":"tool","content":"x"}]}"#),
         Err(PlaintextError::NotJson)
     );
-    assert_eq!(
-        PromptPlaintext::parse(b"\xff"),
-        Err(PlaintextError::NotJson)
-    );
+    assert_eq!(PromptPlaintext::parse(b"\xff"), Err(PlaintextError::NotJson));
 }

@@ -3,8 +3,7 @@
 use super::*;
 use serde_json::Value;
 
-const VECTORS: &str =
-    include_str!("../../tests/vectors/rfc9180_base_x25519_sha256_chachapoly.json");
+const VECTORS: &str = include_str!("../../tests/vectors/rfc9180_base_x25519_sha256_chachapoly.json");
 
 fn h(v: &Value, name: &str) -> Vec<u8> {
     hex::decode(v[name].as_str().unwrap_or_else(|| panic!("{name} missing"))).unwrap()
@@ -18,18 +17,8 @@ fn h32(v: &Value, name: &str) -> [u8; 32] {
 fn rfc9180_a21_setup() {
     let v: Value = serde_json::from_str(VECTORS).unwrap();
     assert_eq!(
-        (
-            v["mode"].as_u64(),
-            v["kem_id"].as_u64(),
-            v["kdf_id"].as_u64(),
-            v["aead_id"].as_u64()
-        ),
-        (
-            Some(0),
-            Some(u64::from(KEM_ID)),
-            Some(u64::from(KDF_ID)),
-            Some(u64::from(AEAD_ID))
-        )
+        (v["mode"].as_u64(), v["kem_id"].as_u64(), v["kdf_id"].as_u64(), v["aead_id"].as_u64()),
+        (Some(0), Some(u64::from(KEM_ID)), Some(u64::from(KDF_ID)), Some(u64::from(AEAD_ID)))
     );
 
     let (sk_e, pk_e) = derive_key_pair(&h(&v, "ikmE"));
@@ -71,11 +60,7 @@ fn rfc9180_a21_encryptions_and_exports() {
         // The vectors are consecutive sequence numbers; seal/open advance one each.
         assert_eq!(e["seq"].as_u64(), Some(expected_seq));
         let nonce = sender.clone_nonce_for_test();
-        assert_eq!(
-            nonce.as_slice(),
-            h(e, "nonce"),
-            "nonce at seq {expected_seq}"
-        );
+        assert_eq!(nonce.as_slice(), h(e, "nonce"), "nonce at seq {expected_seq}");
         let ct = sender.seal(&h(e, "aad"), &h(e, "pt")).unwrap();
         assert_eq!(ct, h(e, "ct"), "ct at seq {expected_seq}");
         let pt = receiver.open(&h(e, "aad"), &ct).unwrap();
@@ -123,13 +108,7 @@ fn small_order_keys_are_refused() {
     let mut one = [0u8; 32];
     one[0] = 1;
     for bad in [[0u8; 32], one] {
-        assert_eq!(
-            setup_receiver(&bad, &sk_r, &pk_r, b"").err(),
-            Some(HpkeError::SmallOrderKey)
-        );
-        assert_eq!(
-            setup_sender(&bad, b"", &mut rand_core::OsRng).err(),
-            Some(HpkeError::SmallOrderKey)
-        );
+        assert_eq!(setup_receiver(&bad, &sk_r, &pk_r, b"").err(), Some(HpkeError::SmallOrderKey));
+        assert_eq!(setup_sender(&bad, b"", &mut rand_core::OsRng).err(), Some(HpkeError::SmallOrderKey));
     }
 }

@@ -13,11 +13,7 @@ fn body() -> ReceiptBody {
 }
 
 fn ctx() -> ReceiptContext {
-    ReceiptContext {
-        program_id: default_program_id(),
-        timestamp: 1_700_000_000,
-        tdx_quote_hash: None,
-    }
+    ReceiptContext { program_id: default_program_id(), timestamp: 1_700_000_000, tdx_quote_hash: None }
 }
 
 #[test]
@@ -45,10 +41,7 @@ fn field_length_limits() {
     assert_eq!(b.signed_message(), Err(ReceiptError::FieldTooLong("model")));
     let mut b = body();
     b.provider = "p".repeat(256);
-    assert_eq!(
-        b.signed_message(),
-        Err(ReceiptError::FieldTooLong("provider"))
-    );
+    assert_eq!(b.signed_message(), Err(ReceiptError::FieldTooLong("provider")));
     // The limit is on bytes, not characters.
     let mut b = body();
     b.model = "é".repeat(128);
@@ -60,10 +53,7 @@ fn field_length_limits() {
 #[test]
 fn signature_is_rfc8032_ed25519() {
     let sk: [u8; 32] =
-        hex::decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
-            .unwrap()
-            .try_into()
-            .unwrap();
+        hex::decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60").unwrap().try_into().unwrap();
     let key = SigningKey::from_bytes(&sk);
     assert_eq!(
         hex::encode(key.verifying_key().as_bytes()),
@@ -166,8 +156,5 @@ fn every_signed_field_is_covered() {
         assert_eq!(receipt.verify(&pid), Err(want));
     }
     // Another program id gives another address.
-    assert_eq!(
-        good.verify(&crate::address::Address([0; 32])),
-        Err(ReceiptError::AddressMismatch)
-    );
+    assert_eq!(good.verify(&crate::address::Address([0; 32])), Err(ReceiptError::AddressMismatch));
 }
