@@ -25,9 +25,9 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 
-## Criterion benchmarks of the enclave's per-request crypto (results: docs/benchmarks.md).
+## Criterion benchmarks: per-request enclave crypto, quote verification (docs/benchmarks.md).
 bench:
-	cargo bench --locked -p shared --bench crypto
+	cargo bench --locked -p shared --all-features
 
 clean:
 	cargo clean

@@ -1,0 +1,66 @@
+//! Quote verification with cached (pre-parsed) collateral: our verifier (dcap-qvl + policy +
+//! binding) against bare dcap-qvl on the same quote. Target: ≤ 3 ms median, ≤ 1.1× dcap-qvl.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use dcap_qvl::QuoteCollateralV3;
+use dcap_qvl::verify::QuoteVerifier;
+use shared::attest::measurements::{ImageMeasurement, Measurements, Rtmr0Entry};
+use shared::attest::{Binding, Collateral, Evidence, Policy, TrustRoot, verify};
+use shared::dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
+
+const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
+
+fn measurements_of(quote: &[u8]) -> Measurements {
+    let q = dcap_qvl::quote::Quote::parse(quote).unwrap();
+    let td = q.report.as_td10().unwrap();
+    Measurements {
+        schema_version: 1,
+        images: vec![ImageMeasurement { name: "b".into(), mrtd: td.mr_td, rtmr1: td.rt_mr1, rtmr2: td.rt_mr2 }],
+        rtmr0: vec![Rtmr0Entry { platform: "b".into(), value: td.rt_mr0 }],
+        mr_config_id: None,
+        mr_owner: None,
+        mr_owner_config: None,
+    }
+}
+
+fn pair(c: &mut Criterion, label: &str, quote: &[u8], json: &str, root: TrustRoot, binding: Option<Binding>, now: u64) {
+    let parsed: QuoteCollateralV3 = serde_json::from_str(json).unwrap();
+    let collateral = Collateral::from_json(json).unwrap();
+    let root_der = match &root {
+        TrustRoot::Intel => None,
+        TrustRoot::Dev(der) => Some(der.clone()),
+    };
+    let policy = Policy::new(root, measurements_of(quote));
+    let check = verify(&Evidence { quote, collateral: &collateral, binding, nonce: None }, &policy, now);
+    assert!(check.check("dcap").unwrap().ok, "{check:#?}");
+    c.bench_function(&format!("{label}: dcap-qvl alone"), |b| {
+        b.iter(|| {
+            let v = match &root_der {
+                None => QuoteVerifier::new_prod(),
+                Some(der) => QuoteVerifier::new(der.clone()),
+            };
+            black_box(v.verify(black_box(quote), &parsed, now).unwrap())
+        })
+    });
+    c.bench_function(&format!("{label}: our verifier (dcap-qvl + policy + binding)"), |b| {
+        b.iter(|| black_box(verify(&Evidence { quote: black_box(quote), collateral: &collateral, binding, nonce: None }, &policy, now)))
+    });
+}
+
+fn benches(c: &mut Criterion) {
+    let quote = std::fs::read(format!("{SAMPLES}/tdx_quote")).unwrap();
+    let json = std::fs::read_to_string(format!("{SAMPLES}/tdx_quote_collateral.json")).unwrap();
+    pair(c, "real v4 sample", &quote, &json, TrustRoot::Intel, None, 1_750_377_600);
+
+    let pki = DevPki::from_seed(&[7; 32]);
+    let binding = Binding::PublicKey([1; 32]);
+    let report = TdReport { mr_td: [0xa0; 48], report_data: binding.report_data(), ..TdReport::default() };
+    let quote = pki.quote(&report, QuoteVersion::V4);
+    let json = String::from_utf8(pki.collateral(&CollateralOptions::default())).unwrap();
+    pair(c, "dev v4 quote", &quote, &json, TrustRoot::Dev(pki.root_cert_der()), Some(binding), 1_800_000_000);
+}
+
+criterion_group!(attest, benches);
+criterion_main!(attest);
