@@ -24,6 +24,8 @@ pub struct AttestOptions {
     pub allow_unattested: bool,
     /// Collateral to use when the enclave does not carry it (offline bundle, JSON).
     pub collateral: Option<String>,
+    /// Else fetch it from this PCS / PCCS (cached until `nextUpdate`).
+    pub pccs: Option<crate::pccs::PccsClient>,
 }
 
 impl AttestOptions {
@@ -34,6 +36,7 @@ impl AttestOptions {
             allowed_tcb_statuses: vec!["UpToDate".into()],
             allow_unattested: false,
             collateral: None,
+            pccs: None,
         }
     }
 
@@ -84,6 +87,15 @@ impl Client {
             b64::decode_array(&a.tee_public_key).ok_or(ClientError::BadKey("teePublicKey is not 32 bytes"))?;
         let enclave: [u8; 32] =
             b64::decode_array(&a.enclave_public_key).ok_or(ClientError::BadKey("enclavePublicKey is not 32 bytes"))?;
+        // Real quotes carry no collateral: fetch it (only FMSPC and CA type leave the client).
+        if let (Some(q), None, Some(pccs)) = (&a.tdx_quote, &options.collateral, &options.pccs)
+            && q.collateral.is_none()
+            && let Ok(bytes) = b64::decode(&q.quote)
+        {
+            let mut options = options.clone();
+            options.collateral = Some(pccs.collateral_for(&bytes).await?);
+            return Ok(evaluate(&a, tee, enclave, nonce, &options, now()));
+        }
         Ok(evaluate(&a, tee, enclave, nonce, options, now()))
     }
 }

@@ -8,6 +8,7 @@ pub mod attest;
 pub mod chat;
 pub mod error;
 pub mod key_cache;
+pub mod pccs;
 pub mod receipts;
 
 pub use api::Client;

@@ -45,9 +45,12 @@ struct TrustArgs {
     /// Accepted TCB status (repeatable; default UpToDate).
     #[arg(long = "tcb-status", global = true)]
     tcb_status: Vec<String>,
-    /// Collateral JSON to use when the enclave does not carry it.
+    /// Collateral JSON to use when the enclave does not carry it (offline bundle).
     #[arg(long, global = true)]
     collateral: Option<PathBuf>,
+    /// Else fetch collateral from this Intel PCS / PCCS base URL (cached until nextUpdate).
+    #[arg(long, env = "SVC_PCCS_URL", global = true)]
+    pccs: Option<String>,
     /// Accept an enclave without any TDX quote (development only; warned on every call).
     #[arg(long, global = true)]
     allow_unattested: bool,
@@ -137,8 +140,17 @@ impl TrustArgs {
         }
         options.allow_unattested = self.allow_unattested;
         options.collateral = self.collateral.as_deref().map(text).transpose()?;
+        options.pccs = self.pccs.as_deref().map(|url| client::pccs::PccsClient::new(url, collateral_cache_dir()));
         Ok(options)
     }
+}
+
+/// `$XDG_CACHE_HOME/svc/collateral`, or `~/.cache/svc/collateral`.
+fn collateral_cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("svc").join("collateral"))
 }
 
 async fn run(cli: Cli) -> Result<u8, Failure> {
