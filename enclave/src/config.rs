@@ -137,3 +137,32 @@ impl EnclaveConfig {
         Address::parse(&self.program_id).ok_or_else(|| ConfigError::Invalid("programId is not a base58 address".into()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Dev quotes carry these values; clients check them against the published placeholder file.
+    #[test]
+    fn dev_defaults_equal_measurements_dev_json() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json");
+        let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(m["images"][0]["mrtd"], dev_mr::mrtd());
+        assert_eq!(m["images"][0]["rtmr1"], dev_mr::rtmr1());
+        assert_eq!(m["images"][0]["rtmr2"], dev_mr::rtmr2());
+        assert_eq!(m["rtmr0"][0]["value"], dev_mr::rtmr0());
+    }
+
+    #[test]
+    fn empty_config_is_valid_and_unknown_fields_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.json");
+        std::fs::write(&p, "{}").unwrap();
+        let c = EnclaveConfig::load(Some(&p)).unwrap();
+        assert!(c.dev_quotes.is_none() && c.models.is_empty());
+        std::fs::write(&p, r#"{"devQuote": {}}"#).unwrap();
+        assert!(EnclaveConfig::load(Some(&p)).is_err());
+        std::fs::write(&p, r#"{"models": {"gpt-oss-20b": {"endpoint": "http://x/v1"}}}"#).unwrap();
+        assert!(EnclaveConfig::load(Some(&p)).is_err(), "aliases are not catalog ids");
+    }
+}
