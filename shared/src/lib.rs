@@ -17,6 +17,8 @@ pub mod envelope;
 pub mod freshness;
 pub mod hpke;
 pub mod ledger;
+#[cfg(feature = "measure")]
+pub mod measure;
 pub mod quote;
 pub mod receipt;
 pub mod reply;
