@@ -10,6 +10,9 @@ use enclave::process::{Enclave, unix_now};
 use enclave::tsm::{Retry, StdFs};
 
 fn config_path() -> Result<Option<PathBuf>, String> {
+    if is_pid1() {
+        return Ok(Some(PathBuf::from(enclave::init::CONFIG_PATH)));
+    }
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {
         (None, _) => Ok(std::env::var_os("SVC_ENCLAVE_CONFIG").map(PathBuf::from)),
@@ -36,8 +39,34 @@ fn quote_provider(config: &EnclaveConfig) -> Result<Box<dyn QuoteProvider>, Stri
     }
 }
 
-#[tokio::main]
-async fn main() {
+/// Inside the image the enclave is `/init`.
+fn is_pid1() -> bool {
+    std::process::id() == 1
+}
+
+/// As PID 1 a fatal error must end the TD, with the reason on the console.
+fn fatal(message: &str) -> ! {
+    eprintln!("enclave: fatal: {message}");
+    if is_pid1() {
+        enclave::boot::power_off();
+    }
+    std::process::exit(1)
+}
+
+fn main() {
+    if is_pid1()
+        && let Err(e) = enclave::init::setup()
+    {
+        fatal(&e);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
+    match runtime {
+        Ok(rt) => rt.block_on(serve_main()),
+        Err(e) => fatal(&format!("tokio runtime: {e}")),
+    }
+}
+
+async fn serve_main() {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
@@ -45,7 +74,11 @@ async fn main() {
         .init();
     if let Err(e) = run().await {
         tracing::error!("fatal: {e}");
-        std::process::exit(1);
+        fatal(&e);
+    }
+    if is_pid1() {
+        // PID 1 must not exit: the kernel would panic instead of powering off cleanly.
+        enclave::boot::power_off();
     }
 }
 

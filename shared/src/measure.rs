@@ -15,3 +15,57 @@ pub type Mr = [u8; 48];
 pub fn image_id(mrtd: &Mr, rtmr1: &Mr, rtmr2: &Mr) -> [u8; 32] {
     Sha256::new().chain_update(mrtd).chain_update(rtmr1).chain_update(rtmr2).finalize().into()
 }
+
+/// The command line the Linux EFI stub receives from edk2 2025.02 when an initrd is passed:
+/// the firmware appends ` initrd=initrd` (tdx.md §4.4; the image boot test checks it).
+pub fn load_options(cmdline: &str) -> String {
+    format!("{cmdline} initrd=initrd")
+}
+
+/// Everything `svc measure` reports for one image.
+#[derive(Debug, Clone)]
+pub struct ImageMeasurements {
+    pub sections: Vec<tdvf::Section>,
+    pub mrtd_single_pass: Mr,
+    pub mrtd_two_pass: Mr,
+    pub rtmr1_events: Vec<rtmr::Event>,
+    pub rtmr1: Mr,
+    pub rtmr2_events: Vec<rtmr::Event>,
+    pub rtmr2: Mr,
+    /// sha256(MRTD single-pass ‖ RTMR1 ‖ RTMR2).
+    pub image_id: [u8; 32],
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error("firmware: {0}")]
+    Firmware(#[from] tdvf::TdvfError),
+    #[error("kernel: {0}")]
+    Kernel(#[from] rtmr::KernelError),
+}
+
+/// Measures firmware + kernel + initrd + command line (as given to QEMU's `-append`).
+pub fn measure_image(
+    firmware: &[u8],
+    kernel: &[u8],
+    initrd: &[u8],
+    cmdline: &str,
+) -> Result<ImageMeasurements, MeasureError> {
+    let sections = tdvf::sections(firmware)?;
+    let mrtd_single_pass = tdvf::mrtd(firmware, &sections, tdvf::PageOrder::SinglePass);
+    let mrtd_two_pass = tdvf::mrtd(firmware, &sections, tdvf::PageOrder::TwoPass);
+    let rtmr1_events = rtmr::rtmr1_events(kernel)?;
+    let rtmr1 = rtmr::replay(&rtmr1_events);
+    let rtmr2_events = rtmr::rtmr2_events(&load_options(cmdline), initrd);
+    let rtmr2 = rtmr::replay(&rtmr2_events);
+    Ok(ImageMeasurements {
+        image_id: image_id(&mrtd_single_pass, &rtmr1, &rtmr2),
+        sections,
+        mrtd_single_pass,
+        mrtd_two_pass,
+        rtmr1_events,
+        rtmr1,
+        rtmr2_events,
+        rtmr2,
+    })
+}

@@ -85,6 +85,17 @@ enum Command {
     },
     /// Fetch and verify a receipt by address, ciphertext hash or commit transaction.
     Receipt { query: String },
+    /// Compute MRTD, RTMR1, RTMR2 and the image id of a built image folder
+    /// (OVMF.fd, vmlinuz, initrd.cpio, cmdline).
+    Measure {
+        dir: PathBuf,
+        /// Print every TDVF section and every RTMR event with its digest.
+        #[arg(long)]
+        diagnose: bool,
+        /// Print a measurements file (schema v1) for publishing instead of the summary.
+        #[arg(long)]
+        measurements_json: bool,
+    },
 }
 
 /// A failure with the exit code it maps to.
@@ -198,6 +209,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 eprintln!("enclave:  attested (quote verified against the trust root and measurements, nonce signed)");
             }
         }
+        Command::Measure { dir, diagnose, measurements_json } => return measure(&dir, diagnose, measurements_json),
         Command::Receipt { query } => {
             let q = ReceiptQuery::parse(&query).ok_or(Failure(
                 30,
@@ -236,6 +248,67 @@ fn offline(trust: &TrustArgs, quote_path: &Path, now: u64, json: bool) -> Result
         print!("{}", render_document("quote", &doc));
     }
     Ok(doc.verdict.exit_code())
+}
+
+/// `svc measure DIR`: the registers a TD booting this image will have (QEMU ≥ 10.2).
+fn measure(dir: &Path, diagnose: bool, measurements_json: bool) -> Result<u8, Failure> {
+    let cmdline = text(&dir.join("cmdline"))?;
+    let cmdline = cmdline.trim_end_matches('\n');
+    let m = shared::measure::measure_image(
+        &read(&dir.join("OVMF.fd"))?,
+        &read(&dir.join("vmlinuz"))?,
+        &read(&dir.join("initrd.cpio"))?,
+        cmdline,
+    )
+    .map_err(|e| Failure(30, e.to_string()))?;
+    if measurements_json {
+        let image = |name: &str, mrtd| shared::attest::measurements::ImageMeasurement {
+            name: name.into(),
+            mrtd,
+            rtmr1: m.rtmr1,
+            rtmr2: m.rtmr2,
+        };
+        let doc = Measurements {
+            schema_version: 1,
+            images: vec![
+                image("svc-enclave (MRTD single-pass: upstream KVM/QEMU)", m.mrtd_single_pass),
+                image("svc-enclave (MRTD two-pass: QEMU 8.x TDX)", m.mrtd_two_pass),
+            ],
+            rtmr0: Vec::new(),
+            mr_config_id: None,
+            mr_owner: None,
+            mr_owner_config: None,
+        };
+        print_json(&doc);
+        return Ok(0);
+    }
+    if diagnose {
+        println!("TDVF sections:");
+        for s in &m.sections {
+            println!(
+                "  {:<13} gpa {:#012x} size {:#09x} raw {:#09x} @ {:#09x}  extend={} aug={}",
+                format!("{:?}", s.kind),
+                s.gpa,
+                s.mem_size,
+                s.raw_size,
+                s.data_offset,
+                s.extends(),
+                s.page_aug()
+            );
+        }
+        for (name, events) in [("RTMR1", &m.rtmr1_events), ("RTMR2", &m.rtmr2_events)] {
+            println!("{name} events (extend order):");
+            for e in events {
+                println!("  {}  {}", hex::encode(e.digest), e.description);
+            }
+        }
+    }
+    println!("MRTD      {}  (single-pass page order: upstream KVM/QEMU)", hex::encode(m.mrtd_single_pass));
+    println!("MRTD      {}  (two-pass page order: QEMU 8.x TDX)", hex::encode(m.mrtd_two_pass));
+    println!("RTMR1     {}  (QEMU >= 10.2, kernel unpatched)", hex::encode(m.rtmr1));
+    println!("RTMR2     {}  (cmdline {:?} + initrd)", hex::encode(m.rtmr2), shared::measure::load_options(cmdline));
+    println!("image_id  {}  (sha256(MRTD single-pass || RTMR1 || RTMR2))", hex::encode(m.image_id));
+    Ok(0)
 }
 
 fn render_report(r: &AttestationReport) -> String {
