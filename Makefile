@@ -3,7 +3,7 @@ SHELL := /bin/bash
 LLM_DIR ?= .cache/llm
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test build llm lint bench clean
+.PHONY: run test build llm lint bench clean image image-verify measurements
 
 ## Start model server + enclave + relay on embedded defaults; Ctrl-C stops everything.
 run: build llm
@@ -28,6 +28,18 @@ lint:
 ## Criterion benchmarks: per-request enclave crypto, quote verification (docs/benchmarks.md).
 bench:
 	cargo bench --locked -p shared --all-features
+
+## The reproducible enclave image (image/out) and its measurements; see docs/auditing.md.
+image:
+	image/build.sh image/out
+
+## Build the image twice in two folders; fail unless every artifact is identical.
+image-verify:
+	image/verify.sh
+
+## Refresh measurements/measurements.json from the image the current source builds.
+measurements: image
+	cp image/out/measurements.json measurements/measurements.json
 
 clean:
 	cargo clean

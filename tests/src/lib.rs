@@ -45,6 +45,11 @@ impl Process {
         Process { child: Some(cmd.spawn().unwrap()), log }
     }
 
+    /// Starts one of the workspace binaries with `--config`.
+    pub fn spawn_binary(bin: &str, config: &Path, log: PathBuf) -> Self {
+        Self::spawn(bin, config, log, &[])
+    }
+
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
