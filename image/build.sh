@@ -34,6 +34,9 @@ log "[4/7] enclave binary: static ($MUSL), --locked, paths remapped, no build id
 TARGET=$OUT/.target
 CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
 rustup target list --installed | grep -qx "$MUSL" || rustup target add "$MUSL"
+# ring (rustls) compiles a little C: Debian's musl-gcc wrapper does it for the musl target.
+command -v musl-gcc >/dev/null || { apt-get update -qq && apt-get install -y -qq musl-tools >/dev/null; }
+export CC_x86_64_unknown_linux_musl=musl-gcc
 (cd "$ROOT" && \
   RUSTFLAGS="--remap-path-prefix=$ROOT=/src --remap-path-prefix=$CARGO_HOME=/cargo --remap-path-prefix=$TARGET=/target -C link-arg=-Wl,--build-id=none -C target-feature=+crt-static" \
   CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols SOURCE_DATE_EPOCH=0 \

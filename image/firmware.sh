@@ -12,6 +12,7 @@
 # (EDK2_BUILD_DIR, default /var/tmp/svc-edk2-build). Same path + same host toolchain => bit-identical
 # output; a different path gives a different image (and different MRTD).
 set -euo pipefail
+# shellcheck source=image/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 prebuilt=0 outdir=
@@ -56,6 +57,7 @@ cache=$IMAGE_CACHE/firmware-$key
 
 if [[ ! -f $cache/OVMF.fd ]]; then
     # One build at a time at the fixed path.
+    mkdir -p "$(dirname "$BUILD_DIR")"
     exec 9>"$BUILD_DIR.lock"; flock 9
 fi
 if [[ ! -f $cache/OVMF.fd ]]; then
@@ -69,16 +71,18 @@ if [[ ! -f $cache/OVMF.fd ]]; then
         tar -xJf "$IMAGE_INPUTS/$orig" --strip-components=1
         tar -xJf "$IMAGE_INPUTS/$debtar"   # -> debian/
         # Debian's quilt series, in order (comments and blank lines skipped; -pN options honoured).
-        while read -r p opts; do
+        while read -r p rest; do
             [[ -z $p || $p == \#* ]] && continue
+            read -r -a opts <<<"$rest"
             echo "applying $p" >>"$logf"
-            patch -s -N -p1 $opts --no-backup-if-mismatch <"debian/patches/$p" >>"$logf" 2>&1 ||
+            patch -s -N -p1 "${opts[@]}" --no-backup-if-mismatch <"debian/patches/$p" >>"$logf" 2>&1 ||
                 { echo "patch $p failed" >&2; exit 1; }
         done <debian/patches/series
         echo "patches applied; building BaseTools" >&2
         unset WORKSPACE EDK_TOOLS_PATH CONF_PATH PACKAGES_PATH ELF_PACKAGE_METADATA
         export PYTHON_COMMAND=python3
         # edksetup.sh parses "$@" (so clear our args) and is not nounset-clean.
+        # shellcheck disable=SC1091
         set -- && set +u && . ./edksetup.sh >>"$logf" 2>&1 && set -u
         make -C BaseTools -j"$(nproc)" >>"$logf" 2>&1
         echo "building $DSC (log: $logf)" >&2

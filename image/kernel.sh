@@ -9,6 +9,7 @@
 # kernel has built in are skipped. The .deb ships no modules.dep, so dependencies come from each module's
 # own modinfo "depends=" field.
 set -euo pipefail
+# shellcheck source=image/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 (($# == 1)) || die "usage: $0 OUTDIR"

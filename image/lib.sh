@@ -19,9 +19,9 @@ die() { printf '[%s] ERROR: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
 # verify_inputs [NAME...]: check the named inputs (default: every file listed in SHA256SUMS) against
 # SHA256SUMS. Nothing may be used from IMAGE_INPUTS before this passed.
 verify_inputs() {
-    local sums="$IMAGE_INPUTS/SHA256SUMS" want name got f
+    local sums="$IMAGE_INPUTS/SHA256SUMS" want name got f names
     [[ -r $sums ]] || die "missing $sums (set IMAGE_INPUTS?)"
-    if (($# == 0)); then set -- $(awk '{print $2}' "$sums"); fi
+    if (($# == 0)); then mapfile -t names < <(awk '{sub(/^\*/, "", $2); print $2}' "$sums"); set -- "${names[@]}"; fi
     for name in "$@"; do
         want=$(awk -v n="$name" '$2 == n || $2 == "*" n {print $1}' "$sums")
         [[ -n $want ]] || die "input $name is not listed in $sums"

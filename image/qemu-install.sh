@@ -6,6 +6,7 @@
 # qemu-utils 10.x, so install from bookworm-backports, adding that source entry only if it is absent.
 # Newer Debian releases ship >= 10.0 in their main suite.
 set -euo pipefail
+# shellcheck source=image/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 MIN_MAJOR=10

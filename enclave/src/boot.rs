@@ -86,9 +86,12 @@ impl Socket {
         check(fd).map(|()| Socket(fd))
     }
 
-    fn ioctl<T>(&self, request: libc::Ioctl, arg: &mut T) -> io::Result<()> {
+    /// `request` is one of the `SIOC*` constants (`c_ulong`); musl's `ioctl` takes a `c_int`
+    /// where glibc's takes a `c_ulong`, hence the one cast. The values fit in 16 bits.
+    #[allow(clippy::unnecessary_cast)]
+    fn ioctl<T>(&self, request: libc::c_ulong, arg: &mut T) -> io::Result<()> {
         // SAFETY: arg is a live, correctly typed struct for `request` (ifreq or rtentry).
-        check(unsafe { libc::ioctl(self.0, request, arg as *mut T) })
+        check(unsafe { libc::ioctl(self.0, request as libc::Ioctl, arg as *mut T) })
     }
 }
 
