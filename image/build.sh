@@ -43,9 +43,10 @@ export CC_x86_64_unknown_linux_musl=musl-gcc
   cargo build --locked --release -p enclave --target "$MUSL" --target-dir "$TARGET")
 ENCLAVE=$TARGET/$MUSL/release/enclave
 
-log "[5/7] initramfs (sorted, uid/gid 0, fixed inodes, mtime = commit time)"
+log "[5/7] initramfs (sorted, uid/gid 0, fixed inodes, one fixed mtime)"
 (cd "$ROOT" && cargo build --locked -q -p image-build -p client --bins)
-EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct)}
+# A constant, not the commit time: committing the published measurements must not change them.
+EPOCH=${SOURCE_DATE_EPOCH:-1735689600}
 mods=()
 while read -r m; do [[ -n $m ]] && mods+=(--module "$WORK/kernel/$m"); done <"$WORK/kernel/modules.order"
 "$ROOT/target/debug/mkinitramfs" --out "$OUT/initrd.cpio" --init "$ENCLAVE" \

@@ -2,12 +2,13 @@
 # Shared helpers for image/*.sh. Source it; do not execute it.
 #
 #   IMAGE_INPUTS   pinned inputs + SHA256SUMS (default: <repo>/../shared/image-inputs)
-#   IMAGE_CACHE    build cache (default: <repo>/.cache/image)
+#   IMAGE_CACHE    build cache (default: ~/.cache/svc-image)
 
 IMAGE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo() { (cd "$IMAGE_DIR/.." && pwd); }
 IMAGE_INPUTS=${IMAGE_INPUTS:-$(repo)/../shared/image-inputs}
-IMAGE_CACHE=${IMAGE_CACHE:-$(repo)/.cache/image}
+# Machine-wide, so fresh clones (CI) reuse a firmware built from the same inputs.
+IMAGE_CACHE=${IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-image}
 
 # Pin the locale, timezone and umask so that tools behave identically on every run.
 export LC_ALL=C TZ=UTC

@@ -5,6 +5,11 @@ cd "$(dirname "$0")/.."
 LLM_DIR=${LLM_DIR:-.cache/llm}
 PORT=${LLM_TEST_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
 
+# The reproducible image and QEMU, for the boot test and the published-measurements check.
+image/qemu-install.sh
+image/build.sh image/out
+export SVC_IMAGE_DIR=$PWD/image/out
+
 # The model server stays quick enough while tests run if it keeps one thread for itself.
 export LLM_THREADS=${LLM_THREADS:-1}
 tools/llm/start.sh "$LLM_DIR" "$PORT" >/dev/null

@@ -35,7 +35,12 @@ async fn image_boots_serves_and_measures_its_cmdline() {
         .arg(dir.join("initrd.cpio"))
         .arg("-append")
         .arg(&cmdline)
-        .args(["-netdev", &format!("user,id=n0,hostfwd=tcp:127.0.0.1:{port}-:7070"), "-device", "virtio-net-pci,netdev=n0"])
+        .args([
+            "-netdev",
+            &format!("user,id=n0,hostfwd=tcp:127.0.0.1:{port}-:7070"),
+            "-device",
+            "virtio-net-pci,netdev=n0",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -71,16 +76,22 @@ async fn image_boots_serves_and_measures_its_cmdline() {
     .unwrap();
     let _relay = Process::spawn_binary("relay", &config, relay_dir.path().join("relay.log"));
     e2e::wait_http(&format!("http://127.0.0.1:{relay_port}/health"));
-    let att: Value = http.get(format!("http://127.0.0.1:{relay_port}/tee/attestation")).send().await.unwrap().json().await.unwrap();
+    let att: Value =
+        http.get(format!("http://127.0.0.1:{relay_port}/tee/attestation")).send().await.unwrap().json().await.unwrap();
     assert!(att["tdxQuote"].is_null(), "{att}");
     assert_eq!(att["tdxQuoteError"], "tdx_quote_unavailable");
     assert_eq!(att["teePublicKey"], key["publicKey"]);
-    let via_relay: Value = http.get(format!("http://127.0.0.1:{relay_port}/tee/public-key")).send().await.unwrap().json().await.unwrap();
+    let via_relay: Value =
+        http.get(format!("http://127.0.0.1:{relay_port}/tee/public-key")).send().await.unwrap().json().await.unwrap();
     assert_eq!(via_relay, key);
 
     // The guest saw exactly the command line that RTMR2's first event hashes.
     let text = read(&console);
-    let seen = text.split("init: /proc/cmdline=[").nth(1).and_then(|r| r.split(']').next()).unwrap_or_else(|| panic!("no cmdline on the console:\n{text}"));
+    let seen = text
+        .split("init: /proc/cmdline=[")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .unwrap_or_else(|| panic!("no cmdline on the console:\n{text}"));
     assert_eq!(seen, shared::measure::load_options(&cmdline));
     assert!(text.contains("init: eth0 is 10.0.2.15/24"), "{text}");
     drop(guard);
@@ -101,4 +112,24 @@ impl Drop for KillOnDrop<'_> {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// The committed `measurements/measurements.json` must equal what the current source builds
+/// (`make measurements` refreshes it).
+#[test]
+fn published_measurements_match_the_built_image() {
+    let Ok(dir) = std::env::var("SVC_IMAGE_DIR") else {
+        eprintln!("SVC_IMAGE_DIR not set: published-measurements check not run (make test runs it)");
+        return;
+    };
+    let built = std::fs::read_to_string(std::path::Path::new(&dir).join("measurements.json")).unwrap();
+    let published =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/measurements.json")).unwrap();
+    let built = shared::attest::Measurements::from_json(&built).unwrap();
+    let published = shared::attest::Measurements::from_json(&published).unwrap();
+    assert_eq!(
+        published.images, built.images,
+        "measurements/measurements.json is stale: run `make measurements` and commit it"
+    );
+    assert!(!published.images.is_empty());
 }

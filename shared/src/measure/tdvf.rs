@@ -159,7 +159,7 @@ pub fn sections(fw: &[u8]) -> Result<Vec<Section>, TdvfError> {
                 .ok_or(TdvfError::BadSection(i, "unknown type"))?,
             attributes: u32_at(rec, 28).unwrap_or(0),
         };
-        if section.gpa % PAGE != 0 || section.mem_size % PAGE != 0 || section.mem_size == 0 {
+        if !section.gpa.is_multiple_of(PAGE) || !section.mem_size.is_multiple_of(PAGE) || section.mem_size == 0 {
             return Err(TdvfError::BadSection(i, "not page aligned"));
         }
         if u64::from(section.raw_size) > section.mem_size {
