@@ -249,7 +249,13 @@ fn chain_collateral_and_tcb_failures() {
     cases.push(("expired root and CAs", c, "certificate_expired"));
 
     for (name, case, reason) in cases {
-        expect(name, &case.run(), Verdict::Reject, reason);
+        let doc = case.run();
+        expect(name, &doc, Verdict::Reject, reason);
+        // Values after a failed DCAP check are flagged as unauthenticated.
+        if doc.check("dcap").is_some_and(|c| !c.ok) {
+            let mrtd = doc.check("mrtd").unwrap();
+            assert!(mrtd.detail.as_deref().unwrap_or("").contains("unauthenticated"), "{name}: {mrtd:?}");
+        }
     }
 }
 

@@ -68,6 +68,16 @@ pub fn verify(evidence: &Evidence<'_>, policy: &Policy, now: u64) -> Verificatio
     let mut tcb_status = None;
     let valid_until = evidence.collateral.valid_until;
     run(evidence, policy, now, &mut doc, &mut tcb_status);
+    // After a failed DCAP check the later rows still show the quote's values, to help
+    // diagnosis; say plainly that nothing vouches for them.
+    if let Some(at) = doc.checks.iter().position(|c| c.name == "dcap" && !c.ok) {
+        for c in &mut doc.checks[at + 1..] {
+            c.detail = Some(match c.detail.take() {
+                Some(d) => format!("{d}; unauthenticated: the DCAP check failed"),
+                None => "unauthenticated: the DCAP check failed".into(),
+            });
+        }
+    }
     let (verdict, reason) = match doc.first_failure {
         None => (Verdict::Accept, None),
         Some((v, r)) => (v, Some(r)),
