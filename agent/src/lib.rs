@@ -6,3 +6,4 @@
 #![forbid(unsafe_code)]
 
 pub mod model;
+pub mod pin;

@@ -20,6 +20,8 @@ pub struct Endpoint {
     /// The model name the node expects.
     pub upstream_model: String,
     pub api_key: Option<Zeroizing<String>>,
+    /// sha256 of the node's TLS SubjectPublicKeyInfo; required for `https` endpoints.
+    pub tls_pin: Option<[u8; 32]>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -28,6 +30,7 @@ impl std::fmt::Debug for Endpoint {
             .field("base_url", &self.base_url)
             .field("upstream_model", &self.upstream_model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("tls_pin", &self.tls_pin.map(|p| format!("{p:02x?}")))
             .finish()
     }
 }
@@ -112,6 +115,36 @@ struct WireUsage {
     total_tokens: u64,
 }
 
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum EndpointError {
+    #[error("endpoint `{0}` is not an http(s) URL")]
+    BadUrl(String),
+    #[error("https endpoint `{0}` needs a TLS key pin (tlsPinSha256)")]
+    MissingPin(String),
+    #[error("plain http is only allowed to loopback (development); `{0}` needs https and a pin")]
+    PlainHttpRemote(String),
+}
+
+/// Checks an endpoint against the transport rules: `https` with a pinned key, or plain
+/// `http` to loopback only (a local development model server).
+pub fn check_endpoint(base_url: &str, tls_pin: Option<[u8; 32]>) -> Result<(), EndpointError> {
+    let bad = || EndpointError::BadUrl(base_url.chars().take(100).collect());
+    let (scheme, rest) = base_url.split_once("://").ok_or_else(bad)?;
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    match scheme {
+        "https" if tls_pin.is_some() => Ok(()),
+        "https" => Err(EndpointError::MissingPin(base_url.into())),
+        "http" if matches!(host, "127.0.0.1" | "localhost" | "::1") => Ok(()),
+        "http" => Err(EndpointError::PlainHttpRemote(base_url.into())),
+        _ => Err(bad()),
+    }
+}
+
+/// A client for one endpoint: pinned TLS when the endpoint has a pin.
 #[derive(Clone)]
 pub struct ModelClient {
     http: reqwest::Client,
@@ -119,13 +152,14 @@ pub struct ModelClient {
 }
 
 impl ModelClient {
-    pub fn new(timeout: Duration, retry: RetryPolicy) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .expect("static reqwest configuration is valid");
-        ModelClient { http, retry }
+    pub fn for_endpoint(endpoint: &Endpoint, timeout: Duration, retry: RetryPolicy) -> Result<Self, EndpointError> {
+        check_endpoint(&endpoint.base_url, endpoint.tls_pin)?;
+        let mut builder = reqwest::Client::builder().timeout(timeout).connect_timeout(Duration::from_secs(10));
+        if let Some(pin) = endpoint.tls_pin {
+            builder = builder.use_preconfigured_tls(crate::pin::pinned_tls_config(pin));
+        }
+        let http = builder.build().expect("static reqwest configuration is valid");
+        Ok(ModelClient { http, retry })
     }
 
     pub async fn chat(&self, endpoint: &Endpoint, request: &ChatRequest) -> Result<ChatReply, ModelError> {

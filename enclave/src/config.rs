@@ -85,6 +85,22 @@ pub struct ModelEndpoint {
     /// Upper bound on generated tokens per request.
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
+    /// Hex sha256 of the GPU node's TLS SubjectPublicKeyInfo. Required for `https`; plain
+    /// `http` is accepted only to loopback (a local development server).
+    #[serde(default)]
+    pub tls_pin_sha256: Option<String>,
+}
+
+impl ModelEndpoint {
+    pub fn tls_pin(&self) -> Result<Option<[u8; 32]>, ConfigError> {
+        self.tls_pin_sha256
+            .as_deref()
+            .map(|p| {
+                shared::receipt::decode_hex32(p)
+                    .ok_or_else(|| ConfigError::Invalid("tlsPinSha256 must be 64 lowercase hex".into()))
+            })
+            .transpose()
+    }
 }
 
 fn default_max_tokens() -> u32 {
@@ -125,10 +141,12 @@ impl EnclaveConfig {
             }
         };
         config.program_id()?;
-        for id in config.models.keys() {
+        for (id, m) in &config.models {
             if shared::catalog::resolve(id) != *id {
                 return Err(ConfigError::Invalid(format!("model key `{id}` is not a catalog id")));
             }
+            agent::model::check_endpoint(&m.endpoint, m.tls_pin()?)
+                .map_err(|e| ConfigError::Invalid(format!("model `{id}`: {e}")))?;
         }
         Ok(config)
     }
@@ -162,7 +180,27 @@ mod tests {
         assert!(c.dev_quotes.is_none() && c.models.is_empty());
         std::fs::write(&p, r#"{"devQuote": {}}"#).unwrap();
         assert!(EnclaveConfig::load(Some(&p)).is_err());
-        std::fs::write(&p, r#"{"models": {"gpt-oss-20b": {"endpoint": "http://x/v1"}}}"#).unwrap();
+        std::fs::write(&p, r#"{"models": {"gpt-oss-20b": {"endpoint": "http://127.0.0.1/v1"}}}"#).unwrap();
         assert!(EnclaveConfig::load(Some(&p)).is_err(), "aliases are not catalog ids");
+    }
+
+    #[test]
+    fn gpu_node_transport_is_pinned_or_local() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.json");
+        let pin = "ab".repeat(32);
+        let load = |endpoint: &str, pin: Option<&str>| {
+            let m = match pin {
+                Some(pin) => format!(r#"{{"endpoint": "{endpoint}", "tlsPinSha256": "{pin}"}}"#),
+                None => format!(r#"{{"endpoint": "{endpoint}"}}"#),
+            };
+            std::fs::write(&p, format!(r#"{{"models": {{"gpt-oss:20b": {m}}}}}"#)).unwrap();
+            EnclaveConfig::load(Some(&p))
+        };
+        assert!(load("https://gpu.example/v1", Some(&pin)).is_ok());
+        assert!(load("https://gpu.example/v1", None).is_err(), "https without a pin");
+        assert!(load("http://gpu.example/v1", None).is_err(), "plain http to a remote node");
+        assert!(load("http://127.0.0.1:8080/v1", None).is_ok());
+        assert!(load("https://gpu.example/v1", Some("AB")).is_err(), "malformed pin");
     }
 }

@@ -21,6 +21,8 @@ use crate::replay::{ReplayGuard, ReplayVerdict};
 
 struct ServedModel {
     endpoint: Endpoint,
+    /// Pinned TLS for this node (or plain http to loopback in development).
+    client: ModelClient,
     max_tokens: u32,
 }
 
@@ -30,7 +32,6 @@ pub struct Enclave {
     pub attestation: Attestation,
     program_id: Address,
     models: HashMap<String, ServedModel>,
-    model_client: ModelClient,
     replay: ReplayGuard,
 }
 
@@ -44,25 +45,25 @@ impl Enclave {
         keys: EnclaveKeys,
         attestation: Attestation,
     ) -> Result<Self, crate::config::ConfigError> {
-        let models = config
-            .models
-            .iter()
-            .map(|(id, m)| {
-                let endpoint = Endpoint {
-                    base_url: m.endpoint.clone(),
-                    upstream_model: m.upstream_model.clone().unwrap_or_else(|| id.clone()),
-                    api_key: None,
-                };
-                (id.clone(), ServedModel { endpoint, max_tokens: m.max_tokens })
-            })
-            .collect();
         let retry = RetryPolicy { attempts: config.warmup_attempts.max(1), ..RetryPolicy::default() };
+        let timeout = Duration::from_secs(config.model_timeout_secs);
+        let mut models = HashMap::new();
+        for (id, m) in &config.models {
+            let endpoint = Endpoint {
+                base_url: m.endpoint.clone(),
+                upstream_model: m.upstream_model.clone().unwrap_or_else(|| id.clone()),
+                api_key: None,
+                tls_pin: m.tls_pin()?,
+            };
+            let client = ModelClient::for_endpoint(&endpoint, timeout, retry)
+                .map_err(|e| crate::config::ConfigError::Invalid(format!("model `{id}`: {e}")))?;
+            models.insert(id.clone(), ServedModel { endpoint, client, max_tokens: m.max_tokens });
+        }
         Ok(Enclave {
             keys,
             attestation,
             program_id: config.program_id()?,
             models,
-            model_client: ModelClient::new(Duration::from_secs(config.model_timeout_secs), retry),
             replay: ReplayGuard::new(config.timestamp_window_secs, config.max_untimed_envelopes),
         })
     }
@@ -97,7 +98,7 @@ impl Enclave {
 
         let max_tokens = Some(prompt.max_tokens.map_or(served.max_tokens, |m| m.min(served.max_tokens)));
         let chat = ChatRequest { temperature: prompt.temperature, max_tokens, messages: prompt.into_messages() };
-        let reply = self.model_client.chat(&served.endpoint, &chat).await.map_err(ProcessError::Model)?;
+        let reply = served.client.chat(&served.endpoint, &chat).await.map_err(ProcessError::Model)?;
         drop(chat);
 
         let receipt = self.issue_receipt(&envelope, &model_id)?;

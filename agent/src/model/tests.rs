@@ -31,15 +31,16 @@ fn request() -> ChatRequest {
     }
 }
 
+fn retry() -> RetryPolicy {
+    RetryPolicy { attempts: 4, first_delay: Duration::from_millis(5), max_delay: Duration::from_millis(20) }
+}
+
 fn client() -> ModelClient {
-    ModelClient::new(
-        Duration::from_secs(5),
-        RetryPolicy { attempts: 4, first_delay: Duration::from_millis(5), max_delay: Duration::from_millis(20) },
-    )
+    ModelClient::for_endpoint(&endpoint("http://127.0.0.1:1/v1".into()), Duration::from_secs(5), retry()).unwrap()
 }
 
 fn endpoint(base_url: String) -> Endpoint {
-    Endpoint { base_url, upstream_model: "m".into(), api_key: Some(Zeroizing::new("node-key".into())) }
+    Endpoint { base_url, upstream_model: "m".into(), api_key: Some(Zeroizing::new("node-key".into())), tls_pin: None }
 }
 
 #[tokio::test]
@@ -134,4 +135,101 @@ async fn malformed_and_unreachable() {
 fn endpoint_debug_hides_key() {
     let e = endpoint("http://x".into());
     assert!(!format!("{e:?}").contains("node-key"));
+}
+
+#[test]
+fn transport_rules() {
+    let pin = Some([1u8; 32]);
+    assert_eq!(check_endpoint("https://gpu.example/v1", pin), Ok(()));
+    assert_eq!(
+        check_endpoint("https://gpu.example/v1", None),
+        Err(EndpointError::MissingPin("https://gpu.example/v1".into()))
+    );
+    assert_eq!(check_endpoint("http://127.0.0.1:8080/v1", None), Ok(()));
+    assert_eq!(check_endpoint("http://localhost/v1", None), Ok(()));
+    assert_eq!(check_endpoint("http://[::1]:80/v1", None), Ok(()));
+    assert!(matches!(check_endpoint("http://10.0.2.2:8080/v1", None), Err(EndpointError::PlainHttpRemote(_))));
+    assert!(matches!(check_endpoint("http://127.0.0.1.evil.example/v1", None), Err(EndpointError::PlainHttpRemote(_))));
+    assert!(matches!(check_endpoint("ftp://x/v1", pin), Err(EndpointError::BadUrl(_))));
+    assert!(matches!(check_endpoint("nonsense", None), Err(EndpointError::BadUrl(_))));
+}
+
+/// A TLS model server with a self-signed certificate: the enclave's client talks to it only
+/// when it pins that certificate's key.
+mod pinned_tls {
+    use super::*;
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn tls_server() -> (String, [u8; 32]) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["gpu.test".into()]).unwrap().self_signed(&key).unwrap();
+        let pin = crate::pin::spki_sha256(cert.der()).unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![cert.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+            )
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(tcp).await else { return };
+                    // Read the request head and body, answer one chat completion, close.
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let n = tls.read(&mut chunk).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        let text = String::from_utf8_lossy(&buf);
+                        if let Some(head_end) = text.find("\r\n\r\n") {
+                            let len = text[..head_end]
+                                .lines()
+                                .find_map(|l| {
+                                    l.to_ascii_lowercase()
+                                        .strip_prefix("content-length:")
+                                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                                })
+                                .unwrap_or(0);
+                            if buf.len() >= head_end + 4 + len {
+                                break;
+                            }
+                        }
+                    }
+                    let body = ok_body();
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = tls.write_all(response.as_bytes()).await;
+                    let _ = tls.shutdown().await;
+                });
+            }
+        });
+        (format!("https://127.0.0.1:{}/v1", addr.port()), pin)
+    }
+
+    #[tokio::test]
+    async fn pinned_key_is_accepted_and_any_other_refused() {
+        let (url, pin) = tls_server().await;
+        let good = Endpoint { tls_pin: Some(pin), ..endpoint(url.clone()) };
+        let c = ModelClient::for_endpoint(&good, Duration::from_secs(5), retry()).unwrap();
+        assert_eq!(c.chat(&good, &request()).await.unwrap().content, "Paris.");
+
+        let mut other = pin;
+        other[0] ^= 1;
+        let bad = Endpoint { tls_pin: Some(other), ..endpoint(url) };
+        let c = ModelClient::for_endpoint(&bad, Duration::from_secs(5), retry()).unwrap();
+        assert_eq!(c.chat(&bad, &request()).await, Err(ModelError::Unreachable));
+    }
 }
