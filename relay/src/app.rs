@@ -35,6 +35,7 @@ pub fn router(state: App) -> Router {
         .route("/tee/public-key", get(routes::tee::public_key))
         .route("/tee/attestation", get(routes::tee::attestation))
         .route("/tee/process", post(routes::tee::process))
+        .route("/api/v1/balance", get(routes::account::balance))
         .route("/health", get(|| async { "ok" }))
         .merge(lookups)
         .layer(middleware::from_fn(log_request))

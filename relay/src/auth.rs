@@ -21,13 +21,20 @@ pub struct ApiKeys {
     hashes: HashSet<[u8; 32]>,
 }
 
+/// The public identity of an API key: balances and usage are kept under it, and it can be
+/// shown and logged, unlike the key.
+pub fn key_id(key: &str) -> String {
+    format!("key_{}", &hex::encode(shared::sha256(key.as_bytes()))[..16])
+}
+
 impl ApiKeys {
     pub fn new(keys: &[String]) -> Self {
         ApiKeys { hashes: keys.iter().map(|k| shared::sha256(k.as_bytes())).collect() }
     }
 
-    /// Checks `Authorization: Bearer sk_svc_…` (contract §5: 401 for missing or invalid keys).
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+    /// Checks `Authorization: Bearer sk_svc_…` (contract §5: 401 for missing or invalid keys)
+    /// and returns the key's id.
+    pub fn check(&self, headers: &HeaderMap) -> Result<String, ApiError> {
         let value = headers
             .get(AUTHORIZATION)
             .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer sk_svc_… header"))?;
@@ -43,7 +50,7 @@ impl ApiKeys {
         if !self.hashes.contains(&shared::sha256(key.as_bytes())) {
             return Err(ApiError::unauthorized("unknown API key"));
         }
-        Ok(())
+        Ok(key_id(key))
     }
 }
 
@@ -61,7 +68,8 @@ mod tests {
     #[test]
     fn key_rules() {
         let keys = ApiKeys::new(&["sk_svc_good".into()]);
-        assert!(keys.check(&headers("Bearer sk_svc_good")).is_ok());
+        assert_eq!(keys.check(&headers("Bearer sk_svc_good")).unwrap(), key_id("sk_svc_good"));
+        assert!(key_id("sk_svc_good").starts_with("key_") && key_id("sk_svc_good").len() == 20);
         for bad in ["Bearer sk_svc_other", "Bearer sk_live_good", "Basic sk_svc_good", "sk_svc_good", "Bearer sk_svc_"]
         {
             let e = keys.check(&headers(bad)).unwrap_err();

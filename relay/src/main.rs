@@ -11,13 +11,55 @@ use relay::ledger::{Ledger, load_or_create_key};
 use relay::store::Store;
 use relay::tee::TeeClient;
 
-fn config_path() -> Result<Option<PathBuf>, String> {
-    let mut args = std::env::args().skip(1);
-    match (args.next().as_deref(), args.next()) {
-        (None, _) => Ok(std::env::var_os("SVC_RELAY_CONFIG").map(PathBuf::from)),
-        (Some("--config"), Some(path)) => Ok(Some(PathBuf::from(path))),
-        _ => Err("usage: relay [--config FILE]".into()),
+const USAGE: &str = "usage: relay [--config FILE]\n       relay [--config FILE] admin credit --key-id ID --currency usdc|svc --amount BASE_UNITS [--reference TEXT]";
+
+/// `relay [--config FILE] [admin …]`.
+fn parse_args() -> Result<(Option<PathBuf>, Vec<String>), String> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let config = match args.first().map(String::as_str) {
+        Some("--config") if args.len() >= 2 => {
+            let path = PathBuf::from(args.remove(1));
+            args.remove(0);
+            Some(path)
+        }
+        Some("--config") => return Err(USAGE.into()),
+        _ => std::env::var_os("SVC_RELAY_CONFIG").map(PathBuf::from),
+    };
+    Ok((config, args))
+}
+
+/// `admin credit`: the operator's way to add prepaid balance (docs/billing.md).
+async fn admin(config: &RelayConfig, args: &[String]) -> Result<(), String> {
+    let [cmd, rest @ ..] = args else { return Err(USAGE.into()) };
+    if cmd != "credit" {
+        return Err(USAGE.into());
     }
+    let mut key_id = None;
+    let mut currency = None;
+    let mut amount = None;
+    let mut reference = "operator credit".to_string();
+    let mut it = rest.iter();
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(USAGE)?;
+        match flag.as_str() {
+            "--key-id" => key_id = Some(value.clone()),
+            "--currency" => currency = Some(value.clone()),
+            "--amount" => {
+                amount = Some(value.parse::<i64>().map_err(|_| "--amount must be an integer number of base units")?)
+            }
+            "--reference" => reference = value.clone(),
+            _ => return Err(USAGE.into()),
+        }
+    }
+    let (Some(key_id), Some(currency), Some(amount)) = (key_id, currency, amount) else { return Err(USAGE.into()) };
+    std::fs::create_dir_all(&config.data_dir).map_err(|e| format!("data dir: {e}"))?;
+    let store = Store::open(&config.database_url()).await.map_err(|e| e.to_string())?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let after = relay::billing::credit(&store, &key_id, &currency, amount, "admin", &reference, now)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("{key_id}: {currency} balance is now {after} base units");
+    Ok(())
 }
 
 #[tokio::main]
@@ -34,7 +76,13 @@ async fn main() {
 }
 
 async fn run() -> Result<(), String> {
-    let config = RelayConfig::load(config_path()?.as_deref()).map_err(|e| e.to_string())?;
+    let (config_path, args) = parse_args()?;
+    let config = RelayConfig::load(config_path.as_deref()).map_err(|e| e.to_string())?;
+    match args.first().map(String::as_str) {
+        None => {}
+        Some("admin") => return admin(&config, &args[1..]).await,
+        Some(_) => return Err(USAGE.into()),
+    }
     std::fs::create_dir_all(&config.data_dir).map_err(|e| format!("data dir {}: {e}", config.data_dir.display()))?;
     let store = Store::open(&config.database_url()).await.map_err(|e| e.to_string())?;
     let key = load_or_create_key(&config.ledger_key_file()).map_err(|e| e.to_string())?;

@@ -7,7 +7,8 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{AnyPool, Row};
 
 /// (version, SQL). Append only; never edit a released migration.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_receipts.sql"))];
+const MIGRATIONS: &[(i64, &str)] =
+    &[(1, include_str!("../migrations/0001_receipts.sql")), (2, include_str!("../migrations/0002_balances.sql"))];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -73,8 +74,8 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?;
             if done.is_none() {
-                for statement in sql.split(';').map(str::trim).filter(|s| !s.is_empty() && !is_comment(s)) {
-                    sqlx::query(statement).execute(&mut *tx).await?;
+                for statement in statements(sql) {
+                    sqlx::query(&statement).execute(&mut *tx).await?;
                 }
                 sqlx::query("INSERT INTO schema_version (version) VALUES ($1)")
                     .bind(*version)
@@ -103,6 +104,10 @@ impl Store {
             Ok(StoredCommit { seq, tx: shared::b64::decode(&b64).map_err(|_| StoreError::Corrupt("tx_base64"))? })
         })
         .transpose()
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
     }
 
     pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
@@ -172,11 +177,23 @@ impl Store {
     }
 }
 
-fn is_comment(statement: &str) -> bool {
-    statement.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with("--"))
+/// The statements of a migration: `--` comment lines dropped first (they may contain `;`),
+/// then split on `;`. Migrations are ours and hold no string literals with `;`.
+fn statements(sql: &str) -> Vec<String> {
+    let code: String = sql.lines().filter(|l| !l.trim_start().starts_with("--")).map(|l| format!("{l}\n")).collect();
+    code.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
 /// True when `e` is a unique-constraint violation (another writer took the same key).
 pub fn is_unique_violation(e: &StoreError) -> bool {
     matches!(e, StoreError::Db(sqlx::Error::Database(d)) if d.is_unique_violation())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn migration_statements() {
+        let sql = "-- a; comment\nCREATE TABLE a (x TEXT);\n\n-- another; one\nCREATE INDEX i ON a (x);\n";
+        assert_eq!(super::statements(sql), vec!["CREATE TABLE a (x TEXT)", "CREATE INDEX i ON a (x)"]);
+    }
 }

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use ed25519_dalek::SigningKey;
 use relay::ledger::{Ledger, LedgerError};
 use relay::store::Store;
+
+mod common;
 use shared::address::{Address, default_program_id};
 use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
-use sqlx::Connection;
 
 fn receipt(n: u8) -> (Receipt, [u8; 32]) {
     let hash = shared::sha256(&[n]);
@@ -68,32 +69,14 @@ async fn exercise(store: Store) {
 
 #[tokio::test]
 async fn sqlite_store_and_ledger() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.sqlite3").display());
-    exercise(Store::open(&url).await.unwrap()).await;
-    // Reopening applies no migration twice.
-    Store::open(&url).await.unwrap();
+    let db = common::sqlite().await;
+    exercise(db.store.clone()).await;
+    db.finish().await;
 }
 
 #[tokio::test]
 async fn postgres_store_and_ledger() {
-    let Ok(admin_url) = std::env::var("DATABASE_URL") else {
-        eprintln!("DATABASE_URL not set: PostgreSQL storage test skipped (CI sets it)");
-        return;
-    };
-    sqlx::any::install_default_drivers();
-    let stamp = hex::encode(shared::sha256(format!("{:?}", std::time::SystemTime::now()).as_bytes()));
-    let name = format!("svc_test_{}", &stamp[..12]);
-    let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
-    let url = match admin_url.rsplit_once('/') {
-        Some((base, _)) => format!("{base}/{name}"),
-        None => panic!("DATABASE_URL has no database part"),
-    };
-    let store = Store::open(&url).await.unwrap();
-    assert!(!store.is_sqlite);
-    exercise(store.clone()).await;
-    Store::open(&url).await.unwrap();
-    drop(store);
-    let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await;
+    let Some(db) = common::postgres("storage").await else { return };
+    exercise(db.store.clone()).await;
+    db.finish().await;
 }

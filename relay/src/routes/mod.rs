@@ -1,2 +1,3 @@
+pub mod account;
 pub mod receipts;
 pub mod tee;

@@ -1,0 +1,46 @@
+//! Fresh databases for storage tests: a temp SQLite file, and, when `DATABASE_URL` is set, a
+//! new PostgreSQL database created for the test and dropped afterwards.
+
+use relay::store::Store;
+use sqlx::Connection;
+
+pub struct Db {
+    pub store: Store,
+    _dir: Option<tempfile::TempDir>,
+    drop_pg: Option<(String, String)>,
+}
+
+pub async fn sqlite() -> Db {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.sqlite3").display());
+    Db { store: Store::open(&url).await.unwrap(), _dir: Some(dir), drop_pg: None }
+}
+
+/// `None` (and a note) when `DATABASE_URL` is not set; CI sets it.
+pub async fn postgres(label: &str) -> Option<Db> {
+    let Ok(admin_url) = std::env::var("DATABASE_URL") else {
+        eprintln!("DATABASE_URL not set: PostgreSQL {label} test skipped (CI sets it)");
+        return None;
+    };
+    sqlx::any::install_default_drivers();
+    let stamp = hex::encode(shared::sha256(format!("{label}{:?}", std::time::SystemTime::now()).as_bytes()));
+    let name = format!("svc_test_{}", &stamp[..12]);
+    let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
+    let (base, _) = admin_url.rsplit_once('/').expect("DATABASE_URL has a database part");
+    let store = Store::open(&format!("{base}/{name}")).await.unwrap();
+    assert!(!store.is_sqlite);
+    Some(Db { store, _dir: None, drop_pg: Some((admin_url, name)) })
+}
+
+impl Db {
+    /// Drops the PostgreSQL database (call at the end of the test).
+    pub async fn finish(self) {
+        let Db { store, drop_pg, .. } = self;
+        store.pool().close().await;
+        if let Some((admin_url, name)) = drop_pg {
+            let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
+            let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await;
+        }
+    }
+}
