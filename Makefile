@@ -25,9 +25,10 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 
-## Criterion benchmarks: per-request enclave crypto, quote verification (docs/benchmarks.md).
+## Benchmarks: enclave crypto, quote verification (criterion), debits/s (docs/benchmarks.md).
 bench:
 	cargo bench --locked -p shared --all-features
+	cargo bench --locked -p relay --bench debits
 
 ## The reproducible enclave image (image/out) and its measurements; see docs/auditing.md.
 image:

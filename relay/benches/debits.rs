@@ -1,0 +1,61 @@
+//! Debits per second under concurrency, on SQLite and (with `DATABASE_URL`) PostgreSQL.
+//! `cargo bench -p relay --bench debits` (part of `make bench`); results in docs/benchmarks.md.
+//! Each run uses a fresh database: a temp SQLite file, or a new PostgreSQL database it drops.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use relay::billing::{credit, debit};
+use relay::store::Store;
+use sqlx::Connection;
+
+const TASKS: usize = 32;
+const DEBITS_PER_TASK: usize = 250;
+
+async fn run(label: &str, store: Store) {
+    let total = (TASKS * DEBITS_PER_TASK) as i64;
+    credit(&store, "bench", "usdc", total, "admin", "bench", 0).await.unwrap();
+    let store = Arc::new(store);
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|t| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for i in 0..DEBITS_PER_TASK {
+                    debit(&store, "bench", "usdc", 1, &format!("{t}-{i}"), 1).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let left = relay::billing::balances(&store, "bench").await.unwrap()[0].1;
+    assert_eq!(left, 0, "every debit landed exactly once");
+    println!(
+        "{label}: {total} debits by {TASKS} concurrent tasks in {secs:.2} s = {:.0} debits/s",
+        total as f64 / secs
+    );
+}
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("bench.sqlite3").display());
+    run("sqlite (WAL, file)", Store::open(&url).await.unwrap()).await;
+
+    let Ok(admin_url) = std::env::var("DATABASE_URL") else {
+        println!("postgres: skipped (set DATABASE_URL)");
+        return;
+    };
+    sqlx::any::install_default_drivers();
+    let name = format!("svc_bench_{}", std::process::id());
+    let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
+    let (base, _) = admin_url.rsplit_once('/').unwrap();
+    let store = Store::open(&format!("{base}/{name}")).await.unwrap();
+    run("postgres (local, 16 connections)", store.clone()).await;
+    store.pool().close().await;
+    let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await;
+}
