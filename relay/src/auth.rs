@@ -6,7 +6,10 @@ use std::collections::HashSet;
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 
+use shared::wire::codes;
+
 use crate::error::ApiError;
+use crate::store::Store;
 
 pub const KEY_PREFIX: &str = "sk_svc_";
 
@@ -17,41 +20,64 @@ pub fn well_formed(key: &str) -> bool {
         && key.bytes().all(|b| b.is_ascii_graphic())
 }
 
-pub struct ApiKeys {
-    hashes: HashSet<[u8; 32]>,
-}
-
-/// The public identity of an API key: balances and usage are kept under it, and it can be
-/// shown and logged, unlike the key.
+/// The public identity of a configured API key: balances are kept under it, and it can be
+/// shown and logged, unlike the key. Keys issued by sign-in get a random stable id instead.
 pub fn key_id(key: &str) -> String {
     format!("key_{}", &hex::encode(shared::sha256(key.as_bytes()))[..16])
 }
 
+/// Who is calling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub key_id: String,
+    /// The signed-in wallet; `None` for keys from the relay's configuration (operator keys).
+    pub wallet: Option<String>,
+}
+
+/// Keys from configuration (only their sha256 kept) and keys issued by wallet sign-in.
+pub struct ApiKeys {
+    configured: HashSet<[u8; 32]>,
+    store: Store,
+}
+
 impl ApiKeys {
-    pub fn new(keys: &[String]) -> Self {
-        ApiKeys { hashes: keys.iter().map(|k| shared::sha256(k.as_bytes())).collect() }
+    pub fn new(keys: &[String], store: Store) -> Self {
+        ApiKeys { configured: keys.iter().map(|k| shared::sha256(k.as_bytes())).collect(), store }
     }
 
-    /// Checks `Authorization: Bearer sk_svc_…` (contract §5: 401 for missing or invalid keys)
-    /// and returns the key's id.
-    pub fn check(&self, headers: &HeaderMap) -> Result<String, ApiError> {
-        let value = headers
-            .get(AUTHORIZATION)
-            .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer sk_svc_… header"))?;
-        let key = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .ok_or_else(|| ApiError::unauthorized("Authorization must be `Bearer <API key>`"))?;
-        if !well_formed(key) {
-            return Err(ApiError::unauthorized("API keys start with sk_svc_"));
+    /// Checks `Authorization: Bearer sk_svc_…` (contract §5): 401 for a missing, malformed,
+    /// unknown or revoked key, 403 when the key lacks `scope`.
+    pub async fn check(&self, headers: &HeaderMap, scope: &str) -> Result<Caller, ApiError> {
+        let key = bearer(headers)?;
+        if self.configured.contains(&shared::sha256(key.as_bytes())) {
+            return Ok(Caller { key_id: key_id(key), wallet: None });
         }
-        if !self.hashes.contains(&shared::sha256(key.as_bytes())) {
-            return Err(ApiError::unauthorized("unknown API key"));
+        let record = crate::accounts::find(&self.store, key).await.map_err(|e| {
+            tracing::error!(error = %e, "key lookup failed");
+            ApiError::internal()
+        })?;
+        let record = record.ok_or_else(|| ApiError::unauthorized("unknown or revoked API key"))?;
+        if !record.scopes.split_whitespace().any(|s| s == scope) {
+            return Err(ApiError::new(403, codes::FORBIDDEN, format!("this key lacks the `{scope}` scope")));
         }
-        Ok(key_id(key))
+        Ok(Caller { key_id: record.id, wallet: Some(record.wallet) })
     }
+}
+
+fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
+    let value = headers
+        .get(AUTHORIZATION)
+        .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer sk_svc_… header"))?;
+    let key = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .ok_or_else(|| ApiError::unauthorized("Authorization must be `Bearer <API key>`"))?;
+    if !well_formed(key) {
+        return Err(ApiError::unauthorized("API keys start with sk_svc_"));
+    }
+    Ok(key)
 }
 
 #[cfg(test)]
@@ -66,15 +92,13 @@ mod tests {
     }
 
     #[test]
-    fn key_rules() {
-        let keys = ApiKeys::new(&["sk_svc_good".into()]);
-        assert_eq!(keys.check(&headers("Bearer sk_svc_good")).unwrap(), key_id("sk_svc_good"));
-        assert!(key_id("sk_svc_good").starts_with("key_") && key_id("sk_svc_good").len() == 20);
-        for bad in ["Bearer sk_svc_other", "Bearer sk_live_good", "Basic sk_svc_good", "sk_svc_good", "Bearer sk_svc_"]
-        {
-            let e = keys.check(&headers(bad)).unwrap_err();
+    fn bearer_rules() {
+        assert_eq!(bearer(&headers("Bearer sk_svc_good")).unwrap(), "sk_svc_good");
+        for bad in ["Bearer sk_live_good", "Basic sk_svc_good", "sk_svc_good", "Bearer sk_svc_"] {
+            let e = bearer(&headers(bad)).unwrap_err();
             assert_eq!((e.status, e.code), (401, "unauthorized"), "{bad}");
         }
-        assert_eq!(keys.check(&HeaderMap::new()).unwrap_err().status, 401);
+        assert_eq!(bearer(&HeaderMap::new()).unwrap_err().status, 401);
+        assert!(key_id("sk_svc_good").starts_with("key_") && key_id("sk_svc_good").len() == 20);
     }
 }

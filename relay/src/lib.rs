@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod accounts;
 pub mod app;
 pub mod auth;
 pub mod billing;

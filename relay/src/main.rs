@@ -98,7 +98,7 @@ async fn run() -> Result<(), String> {
     );
     let state = Arc::new(AppState {
         tee: TeeClient::new(&config.enclave_url, Duration::from_secs(config.enclave_timeout_secs)),
-        keys: ApiKeys::new(&config.api_keys),
+        keys: ApiKeys::new(&config.api_keys, store.clone()),
         store,
         ledger,
         public_url: config.public_url(),

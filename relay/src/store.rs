@@ -7,8 +7,11 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{AnyPool, Row};
 
 /// (version, SQL). Append only; never edit a released migration.
-const MIGRATIONS: &[(i64, &str)] =
-    &[(1, include_str!("../migrations/0001_receipts.sql")), (2, include_str!("../migrations/0002_balances.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../migrations/0001_receipts.sql")),
+    (2, include_str!("../migrations/0002_balances.sql")),
+    (3, include_str!("../migrations/0003_keys.sql")),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -159,6 +159,7 @@ pub struct TeeUnreachable {
 pub mod codes {
     pub const BAD_REQUEST: &str = "bad_request";
     pub const UNAUTHORIZED: &str = "unauthorized";
+    pub const FORBIDDEN: &str = "forbidden";
     pub const NOT_FOUND: &str = "not_found";
     pub const TEE_UNREACHABLE: &str = "tee_unreachable";
     pub const GPU_NOT_CONFIGURED: &str = "gpu_not_configured";

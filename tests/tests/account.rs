@@ -71,3 +71,175 @@ async fn operator_credit_shows_in_the_balance() {
     let (s, _) = balance(&stack, Some("sk_svc_unknown")).await;
     assert_eq!(s, 401);
 }
+
+async fn post(stack: &Stack, path: &str, body: Value, key: Option<&str>) -> (u16, Value) {
+    let mut req = reqwest::Client::new().post(format!("{}{path}", stack.relay_url)).json(&body);
+    if let Some(k) = key {
+        req = req.bearer_auth(k);
+    }
+    let r = req.send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn call(stack: &Stack, method: reqwest::Method, path: &str, key: &str) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .request(method, format!("{}{path}", stack.relay_url))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+/// A wallet signs the challenge: a real ed25519 signature over the exact message.
+async fn sign_in(stack: &Stack, wallet_key: &ed25519_dalek::SigningKey) -> (u16, Value) {
+    use ed25519_dalek::Signer;
+    let wallet = shared::address::Address(wallet_key.verifying_key().to_bytes()).to_string();
+    let (s, ch) = post(stack, "/api/v1/auth/challenge", serde_json::json!({"wallet": wallet}), None).await;
+    assert_eq!(s, 200, "{ch}");
+    let message = ch["message"].as_str().unwrap();
+    assert!(message.contains(&wallet) && message.contains(ch["nonce"].as_str().unwrap()));
+    let signature = shared::ledger::format_id(&wallet_key.sign(message.as_bytes()).to_bytes());
+    post(
+        stack,
+        "/api/v1/auth/verify",
+        serde_json::json!({"wallet": wallet, "nonce": ch["nonce"], "signature": signature}),
+        None,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wallet_sign_in_issues_keys_that_can_be_listed_rotated_and_revoked() {
+    use rand_core::OsRng;
+    let stack = Stack::start_without_quotes();
+    let wallet_key = ed25519_dalek::SigningKey::generate(&mut OsRng);
+    let (s, issued) = sign_in(&stack, &wallet_key).await;
+    assert_eq!(s, 201, "{issued}");
+    let key = issued["apiKey"].as_str().unwrap().to_string();
+    let key_id = issued["keyId"].as_str().unwrap().to_string();
+    assert!(key.starts_with("sk_svc_") && key.len() > 40);
+
+    // The key works: its balance, and private routes (here refused only for the missing envelope).
+    let (s, bal) = balance(&stack, Some(&key)).await;
+    assert_eq!((s, bal["keyId"].as_str()), (200, Some(key_id.as_str())));
+    let (s, body) = post(&stack, "/tee/process", serde_json::json!({}), Some(&key)).await;
+    assert_eq!((s, body["error"].as_str()), (400, Some("bad_request")));
+
+    // Only its hash is stored.
+    let db = std::fs::read(stack.relay_data_dir().join("relay.sqlite3")).unwrap();
+    let wal = std::fs::read(stack.relay_data_dir().join("relay.sqlite3-wal")).unwrap_or_default();
+    for bytes in [&db, &wal] {
+        assert!(!String::from_utf8_lossy(bytes).contains(&key), "the key itself reached the database");
+    }
+
+    // Rotation keeps the id and the balance; the old secret stops working.
+    let (code, _, err) = admin(&stack, &["--key-id", &key_id, "--currency", "usdc", "--amount", "42"]);
+    assert_eq!(code, 0, "{err}");
+    let (s, rotated) = call(&stack, reqwest::Method::POST, &format!("/api/v1/keys/{key_id}/rotate"), &key).await;
+    assert_eq!(s, 200, "{rotated}");
+    let new_key = rotated["apiKey"].as_str().unwrap().to_string();
+    assert_ne!(new_key, key);
+    assert_eq!(balance(&stack, Some(&key)).await.0, 401);
+    let (_, bal) = balance(&stack, Some(&new_key)).await;
+    assert_eq!((bal["keyId"].as_str(), bal["balances"][0]["amount"].as_str()), (Some(key_id.as_str()), Some("42")));
+
+    // A second key for the same wallet, then the list, then revocation.
+    let (_, second) = sign_in(&stack, &wallet_key).await;
+    let second_id = second["keyId"].as_str().unwrap().to_string();
+    let (s, listed) = call(&stack, reqwest::Method::GET, "/api/v1/keys", &new_key).await;
+    assert_eq!(s, 200);
+    let ids: Vec<&str> = listed["keys"].as_array().unwrap().iter().map(|k| k["keyId"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.contains(&key_id.as_str()) && ids.contains(&second_id.as_str()));
+    assert!(!listed.to_string().contains("sk_svc_"), "listing must not show secrets");
+    let (s, _) = call(&stack, reqwest::Method::DELETE, &format!("/api/v1/keys/{second_id}"), &new_key).await;
+    assert_eq!(s, 200);
+    assert_eq!(balance(&stack, Some(second["apiKey"].as_str().unwrap())).await.0, 401);
+    let (s, body) = call(&stack, reqwest::Method::DELETE, &format!("/api/v1/keys/{second_id}"), &new_key).await;
+    assert_eq!((s, body["error"].as_str()), (404, Some("not_found")));
+
+    // Another wallet cannot touch these keys.
+    let other = ed25519_dalek::SigningKey::generate(&mut OsRng);
+    let (_, other_issued) = sign_in(&stack, &other).await;
+    let other_key = other_issued["apiKey"].as_str().unwrap();
+    let (s, _) = call(&stack, reqwest::Method::DELETE, &format!("/api/v1/keys/{key_id}"), other_key).await;
+    assert_eq!(s, 404);
+    // Operator keys from configuration have no wallet: 403 on key management.
+    let (s, body) = call(&stack, reqwest::Method::GET, "/api/v1/keys", &stack.api_key).await;
+    assert_eq!((s, body["error"].as_str()), (403, Some("forbidden")));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_sign_ins_are_refused() {
+    use ed25519_dalek::Signer;
+    use rand_core::OsRng;
+    let stack = Stack::start_without_quotes();
+    let wallet_key = ed25519_dalek::SigningKey::generate(&mut OsRng);
+    let wallet = shared::address::Address(wallet_key.verifying_key().to_bytes()).to_string();
+    let (_, ch) = post(&stack, "/api/v1/auth/challenge", serde_json::json!({"wallet": wallet}), None).await;
+    let nonce = ch["nonce"].clone();
+    let message = ch["message"].as_str().unwrap().to_string();
+    let sig = |k: &ed25519_dalek::SigningKey, m: &str| shared::ledger::format_id(&k.sign(m.as_bytes()).to_bytes());
+
+    // Signed by another key, or over another text.
+    let other = ed25519_dalek::SigningKey::generate(&mut OsRng);
+    let (s, body) = post(
+        &stack,
+        "/api/v1/auth/verify",
+        serde_json::json!({"wallet": wallet, "nonce": nonce, "signature": sig(&other, &message)}),
+        None,
+    )
+    .await;
+    assert_eq!((s, body["error"].as_str()), (401, Some("unauthorized")));
+    // A failed attempt spends the challenge: nothing can be retried against it.
+    let (s, _) = post(
+        &stack,
+        "/api/v1/auth/verify",
+        serde_json::json!({"wallet": wallet, "nonce": nonce, "signature": sig(&wallet_key, &message)}),
+        None,
+    )
+    .await;
+    assert_eq!(s, 401);
+
+    let (_, ch) = post(&stack, "/api/v1/auth/challenge", serde_json::json!({"wallet": wallet}), None).await;
+    let good = sig(&wallet_key, ch["message"].as_str().unwrap());
+    let (s, _) = post(
+        &stack,
+        "/api/v1/auth/verify",
+        serde_json::json!({"wallet": wallet, "nonce": ch["nonce"], "signature": good}),
+        None,
+    )
+    .await;
+    assert_eq!(s, 201);
+    // The same signed challenge again: refused.
+    let (s, _) = post(
+        &stack,
+        "/api/v1/auth/verify",
+        serde_json::json!({"wallet": wallet, "nonce": ch["nonce"], "signature": good}),
+        None,
+    )
+    .await;
+    assert_eq!(s, 401);
+
+    for (body, status) in [
+        (serde_json::json!({"wallet": "not-base58!"}), 400),
+        // A program-derived address is off the curve by construction: no key can sign for it.
+        (
+            serde_json::json!({"wallet": shared::address::receipt_address(&[1; 32], &shared::address::default_program_id()).to_string()}),
+            400,
+        ),
+        (serde_json::json!({}), 400),
+    ] {
+        let (s, b) = post(&stack, "/api/v1/auth/challenge", body.clone(), None).await;
+        assert_eq!((s, b["error"].as_str()), (status, Some("bad_request")), "{body}");
+    }
+    let (s, b) = post(
+        &stack,
+        "/api/v1/auth/verify",
+        serde_json::json!({"wallet": wallet, "nonce": "x", "signature": "short"}),
+        None,
+    )
+    .await;
+    assert_eq!((s, b["error"].as_str()), (400, Some("bad_request")));
+}

@@ -51,7 +51,7 @@ pub async fn process(State(app): State<App>, headers: HeaderMap, body: Body) -> 
 }
 
 async fn process_inner(app: &App, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
-    app.keys.check(headers)?;
+    app.keys.check(headers, "chat").await?;
     let bytes = axum::body::to_bytes(body, MAX_PROCESS_BODY).await.map_err(|_| {
         ApiError::new(413, codes::PAYLOAD_TOO_LARGE, format!("request body exceeds {MAX_PROCESS_BODY} bytes"))
     })?;
