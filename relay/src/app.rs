@@ -21,6 +21,7 @@ pub struct AppState {
     pub store: Store,
     pub ledger: Ledger,
     pub public_url: String,
+    pub prices: std::collections::BTreeMap<String, u64>,
 }
 
 pub type App = Arc<AppState>;
@@ -36,6 +37,7 @@ pub fn router(state: App) -> Router {
         .route("/tee/attestation", get(routes::tee::attestation))
         .route("/tee/process", post(routes::tee::process))
         .route("/api/v1/balance", get(routes::account::balance))
+        .route("/api/v1/models", get(routes::account::models))
         .route("/api/v1/auth/challenge", post(routes::account::challenge))
         .route("/api/v1/auth/verify", post(routes::account::sign_in))
         .route("/api/v1/keys", get(routes::account::list_keys))

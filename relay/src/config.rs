@@ -26,6 +26,8 @@ pub struct RelayConfig {
     pub public_url: Option<String>,
     /// Ledger signing key (32 raw bytes); created on first start. Default `<dataDir>/ledger-key`.
     pub ledger_key_file: Option<PathBuf>,
+    /// Catalog id → price per million tokens, in base units of the stablecoin (6 decimals).
+    pub price_per_million_tokens: std::collections::BTreeMap<String, u64>,
 }
 
 impl Default for RelayConfig {
@@ -40,6 +42,9 @@ impl Default for RelayConfig {
             program_id: default_program_id().to_string(),
             public_url: None,
             ledger_key_file: None,
+            // Defaults until an operator sets prices: 0.20 and 0.60 stablecoin per million tokens.
+            price_per_million_tokens: [("gpt-oss:20b".to_string(), 200_000), ("gemma4:31b".to_string(), 600_000)]
+                .into(),
         }
     }
 }

@@ -102,6 +102,7 @@ async fn run() -> Result<(), String> {
         store,
         ledger,
         public_url: config.public_url(),
+        prices: config.price_per_million_tokens.clone(),
     });
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await

@@ -243,3 +243,20 @@ async fn bad_sign_ins_are_refused() {
     .await;
     assert_eq!((s, b["error"].as_str()), (400, Some("bad_request")));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_list_matches_the_contract() {
+    let stack = Stack::start_without_quotes();
+    let (s, body) = call(&stack, reqwest::Method::GET, "/api/v1/models", &stack.api_key).await;
+    assert_eq!(s, 200, "{body}");
+    let data = body["data"].as_array().unwrap();
+    let ids: Vec<&str> = data.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["svc-gpu:gpt-oss:20b", "svc-gpu:gemma4:31b"]);
+    assert_eq!(data[0]["contextLength"], 8192);
+    assert_eq!(data[0]["status"], "Live");
+    assert_eq!(data[1]["contextLength"], 262_144);
+    assert_eq!(data[1]["status"], "Soon");
+    assert_eq!(data[0]["pricePerMillionTokens"], serde_json::json!({"amount": "200000", "currency": "usdc"}));
+    let r = reqwest::get(format!("{}/api/v1/models", stack.relay_url)).await.unwrap();
+    assert_eq!(r.status(), 401);
+}

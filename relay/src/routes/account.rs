@@ -23,6 +23,27 @@ pub async fn balance(State(app): State<App>, headers: HeaderMap) -> Result<Json<
     Ok(Json(json!({"keyId": key_id, "balances": list})))
 }
 
+/// `GET /api/v1/models` (contract §2.1): the listed catalog models with their prefixed ids,
+/// context length, status and price per million tokens (stablecoin base units, as a string).
+pub async fn models(State(app): State<App>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
+    app.keys.check(&headers, "account").await?;
+    let data: Vec<Value> = shared::catalog::CATALOG
+        .iter()
+        .filter(|m| m.listed)
+        .map(|m| {
+            json!({
+                "id": shared::catalog::prefixed(m.id),
+                "object": "model",
+                "ownedBy": shared::catalog::PROVIDER,
+                "contextLength": m.context_length,
+                "status": m.status.as_str(),
+                "pricePerMillionTokens": app.prices.get(m.id).map(|p| json!({"amount": p.to_string(), "currency": "usdc"})),
+            })
+        })
+        .collect();
+    Ok(Json(json!({"object": "list", "data": data})))
+}
+
 fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
