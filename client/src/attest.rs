@@ -71,10 +71,6 @@ impl AttestationReport {
     }
 }
 
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 impl Client {
     /// Fetches the attestation with a fresh nonce and verifies it; returns the report and,
     /// when accepted, the key entry to cache.
@@ -94,9 +90,9 @@ impl Client {
         {
             let mut options = options.clone();
             options.collateral = Some(pccs.collateral_for(&bytes).await?);
-            return Ok(evaluate(&a, tee, enclave, nonce, &options, now()));
+            return Ok(evaluate(&a, tee, enclave, nonce, &options, crate::unix_now()));
         }
-        Ok(evaluate(&a, tee, enclave, nonce, options, now()))
+        Ok(evaluate(&a, tee, enclave, nonce, options, crate::unix_now()))
     }
 }
 

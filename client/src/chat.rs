@@ -62,7 +62,7 @@ impl Client {
     async fn chat_once(&self, prompt: &str, options: &ChatOptions) -> Result<ChatOutcome, ClientError> {
         let attested = self.enclave_key().await?;
         let tee_key = attested.tee_public_key;
-        let mut plaintext = PromptPlaintext::from_prompt(prompt, unix_now());
+        let mut plaintext = PromptPlaintext::from_prompt(prompt, crate::unix_now());
         plaintext.max_tokens = options.max_tokens;
         plaintext.temperature = options.temperature;
         let bytes = zeroize::Zeroizing::new(serde_json::to_vec(&plaintext).expect("plaintext serialises"));
@@ -157,8 +157,4 @@ fn check(
         unattested: sent.attested.unattested,
         retried: false,
     })
-}
-
-fn unix_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }

@@ -19,10 +19,6 @@ pub struct PccsClient {
     cache_dir: Option<PathBuf>,
 }
 
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 /// Percent-decoding of the issuer-chain headers (PCS sends URL-encoded PEM).
 fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
@@ -80,7 +76,7 @@ impl PccsClient {
         let (fmspc, ca) = pcs_query(quote).map_err(|e| ClientError::Malformed(e.to_string()))?;
         let cache = self.cache_dir.as_ref().map(|d| d.join(format!("collateral-{fmspc}-{ca}.json")));
         if let Some(text) = cache.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
-            && Collateral::from_json(&text).ok().and_then(|c| c.valid_until).is_some_and(|t| t > now())
+            && Collateral::from_json(&text).ok().and_then(|c| c.valid_until).is_some_and(|t| t > crate::unix_now())
         {
             return Ok(text);
         }

@@ -46,11 +46,7 @@ fn random_hex(n: usize) -> String {
 fn new_secret() -> String {
     let mut b = [0u8; 32];
     OsRng.fill_bytes(&mut b);
-    format!("{}{}", crate::auth::KEY_PREFIX, bs58_encode(&b))
-}
-
-fn bs58_encode(b: &[u8]) -> String {
-    shared::address::Address(b.try_into().expect("32 bytes")).to_string()
+    format!("{}{}", crate::auth::KEY_PREFIX, Address(b))
 }
 
 pub fn hash_key(key: &str) -> String {
@@ -94,7 +90,7 @@ pub async fn sign_in(
     now: i64,
 ) -> Result<(String, String), AccountError> {
     let key = wallet_key(wallet)?;
-    let sig: [u8; 64] = bs58_decode_64(signature).ok_or(AccountError::BadSignatureFormat)?;
+    let sig: [u8; 64] = shared::ledger::parse_id(signature).ok_or(AccountError::BadSignatureFormat)?;
     let mut tx = store.begin().await?;
     let spent = sqlx::query(
         "UPDATE sign_in_challenges SET used_at = $1 WHERE nonce = $2 AND wallet = $3 AND used_at IS NULL AND expires_at >= $1 RETURNING expires_at",
@@ -124,10 +120,6 @@ pub async fn sign_in(
         .await?;
     tx.commit().await?;
     Ok((secret, key_id))
-}
-
-fn bs58_decode_64(text: &str) -> Option<[u8; 64]> {
-    shared::ledger::parse_id(text)
 }
 
 /// A stored key, without its secret.
@@ -191,4 +183,10 @@ pub async fn rotate(store: &Store, wallet: &str, key_id: &str) -> Result<String,
         .execute(store.pool())
         .await?;
     if done.rows_affected() == 1 { Ok(secret) } else { Err(AccountError::NotFound) }
+}
+
+/// Whether `key_id` names an issued key (revoked or not: its balance still exists).
+pub async fn exists(store: &Store, key_id: &str) -> Result<bool, AccountError> {
+    let row = sqlx::query("SELECT id FROM api_keys WHERE id = $1").bind(key_id).fetch_optional(store.pool()).await?;
+    Ok(row.is_some())
 }

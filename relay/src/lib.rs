@@ -14,3 +14,8 @@ pub mod ledger;
 pub mod routes;
 pub mod store;
 pub mod tee;
+
+/// Unix seconds now (the relay's own clock; receipts carry the enclave's).
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}

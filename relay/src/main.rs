@@ -54,8 +54,12 @@ async fn admin(config: &RelayConfig, args: &[String]) -> Result<(), String> {
     let (Some(key_id), Some(currency), Some(amount)) = (key_id, currency, amount) else { return Err(USAGE.into()) };
     std::fs::create_dir_all(&config.data_dir).map_err(|e| format!("data dir: {e}"))?;
     let store = Store::open(&config.database_url()).await.map_err(|e| e.to_string())?;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-    let after = relay::billing::credit(&store, &key_id, &currency, amount, "admin", &reference, now)
+    // A mistyped id would credit an account nobody holds: only known keys can be credited.
+    let configured = config.api_keys.iter().any(|k| relay::auth::key_id(k) == key_id);
+    if !configured && !relay::accounts::exists(&store, &key_id).await.map_err(|e| e.to_string())? {
+        return Err(format!("unknown key id `{key_id}`: not a configured key and not issued by sign-in"));
+    }
+    let after = relay::billing::credit(&store, &key_id, &currency, amount, "admin", &reference, relay::unix_now())
         .await
         .map_err(|e| e.to_string())?;
     println!("{key_id}: {currency} balance is now {after} base units");

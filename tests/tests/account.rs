@@ -58,6 +58,7 @@ async fn operator_credit_shows_in_the_balance() {
         (vec!["--key-id", key_id.as_str(), "--currency", "usdc", "--amount", "-5"], "positive"),
         (vec!["--key-id", key_id.as_str(), "--currency", "usdc", "--amount", "1.5"], "integer"),
         (vec!["--key-id", key_id.as_str(), "--currency", "usdc"], "usage"),
+        (vec!["--key-id", "key_0000000000000000", "--currency", "usdc", "--amount", "5"], "unknown key id"),
     ] {
         let (code, _, err) = admin(&stack, &args);
         assert_ne!(code, 0);

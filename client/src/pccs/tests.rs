@@ -128,7 +128,7 @@ async fn fetches_assembles_verifies_and_caches() {
     let before = stand.calls.load(Ordering::SeqCst);
     let again = client.collateral_for(&quote).await.unwrap();
     assert_eq!(again, text);
-    let expired = collateral.valid_until.unwrap() <= now();
+    let expired = collateral.valid_until.unwrap() <= crate::unix_now();
     assert_eq!(stand.calls.load(Ordering::SeqCst) - before, if expired { 4 } else { 0 });
 }
 

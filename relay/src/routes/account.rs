@@ -44,10 +44,6 @@ pub async fn models(State(app): State<App>, headers: HeaderMap) -> Result<Json<V
     Ok(Json(json!({"object": "list", "data": data})))
 }
 
-fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
-}
-
 fn account_error(e: AccountError) -> ApiError {
     match e {
         AccountError::BadWallet | AccountError::BadSignatureFormat => ApiError::bad_request(e.to_string()),
@@ -67,7 +63,7 @@ pub async fn challenge(State(app): State<App>, body: axum::body::Bytes) -> Resul
     let req: ChallengeRequest =
         serde_json::from_slice(&body).map_err(|_| ApiError::bad_request("body must be {\"wallet\": \"<base58>\"}"))?;
     let (nonce, message, expires_at) =
-        crate::accounts::challenge(&app.store, &req.wallet, now()).await.map_err(account_error)?;
+        crate::accounts::challenge(&app.store, &req.wallet, crate::unix_now()).await.map_err(account_error)?;
     Ok(Json(json!({"nonce": nonce, "message": message, "expiresAt": shared::time::rfc3339(expires_at as u64)})))
 }
 
@@ -84,9 +80,10 @@ pub struct SignInRequest {
 pub async fn sign_in(State(app): State<App>, body: axum::body::Bytes) -> Result<(StatusCode, Json<Value>), ApiError> {
     let req: SignInRequest =
         serde_json::from_slice(&body).map_err(|_| ApiError::bad_request("body must be {wallet, nonce, signature}"))?;
-    let (api_key, key_id) = crate::accounts::sign_in(&app.store, &req.wallet, &req.nonce, &req.signature, now())
-        .await
-        .map_err(account_error)?;
+    let (api_key, key_id) =
+        crate::accounts::sign_in(&app.store, &req.wallet, &req.nonce, &req.signature, crate::unix_now())
+            .await
+            .map_err(account_error)?;
     Ok((StatusCode::CREATED, Json(json!({"apiKey": api_key, "keyId": key_id, "scopes": crate::accounts::ALL_SCOPES}))))
 }
 
@@ -113,7 +110,7 @@ pub async fn revoke_key(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let wallet = wallet_caller(&app, &headers).await?;
-    crate::accounts::revoke(&app.store, &wallet, &id, now()).await.map_err(account_error)?;
+    crate::accounts::revoke(&app.store, &wallet, &id, crate::unix_now()).await.map_err(account_error)?;
     Ok(Json(json!({"keyId": id, "revoked": true})))
 }
 

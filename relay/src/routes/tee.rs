@@ -80,7 +80,7 @@ async fn process_inner(app: &App, headers: &HeaderMap, body: Body) -> Result<Res
         return Err(ApiError::new(502, codes::ENCLAVE_ERROR, "the enclave returned a receipt that does not verify"));
     }
 
-    let now = shared_now();
+    let now = crate::unix_now();
     let signature = match app.ledger.commit(&response.receipt, &prompt_hash, now).await {
         Ok(id) => id,
         Err(LedgerError::Duplicate) => {
@@ -98,8 +98,4 @@ async fn process_inner(app: &App, headers: &HeaderMap, body: Body) -> Result<Res
         signature,
     });
     Ok(Json(response).into_response())
-}
-
-fn shared_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
