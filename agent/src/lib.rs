@@ -1,9 +1,17 @@
-//! The model side of the service: an OpenAI-compatible chat client for GPU nodes.
+//! The model side of the service: an OpenAI-compatible chat client for GPU nodes, the tool
+//! trait, the tools, and the tool loop.
 //!
-//! The enclave uses it for private chat; later the tool loop and BRAID live here too, with
-//! cargo features choosing the tool set each binary may contain.
+//! Cargo features choose the tool set a binary may contain: `private-tools` (the five of
+//! encrypted mode; the enclave builds only these) and `all-tools` (the eighteen of the relay's
+//! plaintext path).
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "all-tools")]
+pub mod fetch;
 pub mod model;
 pub mod pin;
+pub mod tool;
+#[cfg(feature = "private-tools")]
+pub mod tools;
+pub mod toolset;
