@@ -8,10 +8,15 @@
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "all-tools")]
+pub mod braid;
+#[cfg(feature = "all-tools")]
 pub mod fetch;
 pub mod model;
 pub mod pin;
+#[cfg(feature = "all-tools")]
+pub mod skills;
 pub mod tool;
+pub mod tool_loop;
 #[cfg(feature = "private-tools")]
 pub mod tools;
 pub mod toolset;

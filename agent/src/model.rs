@@ -61,6 +61,8 @@ pub enum ModelError {
     Status(u16),
     #[error("GPU node answered with an unexpected body")]
     Malformed,
+    #[error("the prompt does not fit the model's context window")]
+    ContextExceeded,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,10 +78,105 @@ pub struct ChatReply {
     pub usage: Usage,
 }
 
+/// One message of a tool-calling conversation, in the OpenAI wire shape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: ChatRole,
+    /// Always sent as a string (some chat templates reject `null`).
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRequest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl ChatMessage {
+    pub fn new(role: ChatRole, content: impl Into<String>) -> Self {
+        ChatMessage { role, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+    }
+}
+
+impl From<&Message> for ChatMessage {
+    fn from(m: &Message) -> Self {
+        let role = match m.role {
+            shared::envelope::Role::System => ChatRole::System,
+            shared::envelope::Role::User => ChatRole::User,
+            shared::envelope::Role::Assistant => ChatRole::Assistant,
+        };
+        ChatMessage::new(role, m.content.clone())
+    }
+}
+
+/// A tool call as the model asked for it. `arguments` is the model's raw JSON text: it may
+/// be malformed, and the loop, not the client, decides what to do about that.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRequest {
+    #[serde(default)]
+    pub id: String,
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    #[serde(default)]
+    pub name: String,
+    /// Some servers send an object instead of a JSON string; both are accepted.
+    #[serde(default, deserialize_with = "string_or_json")]
+    pub arguments: String,
+}
+
+fn function_type() -> String {
+    "function".into()
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+fn string_or_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => s,
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    })
+}
+
+/// One completion with tools offered.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion<'a> {
+    pub messages: &'a [ChatMessage],
+    /// The OpenAI `tools` array; empty = no tools offered.
+    pub tools: &'a [serde_json::Value],
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+/// The model's answer: text, or tool calls (or both), and the tokens it took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completed {
+    pub content: String,
+    pub tool_calls: Vec<ToolCallRequest>,
+    pub usage: Usage,
+}
+
 #[derive(Serialize)]
 struct WireRequest<'a> {
     model: &'a str,
-    messages: &'a [Message],
+    messages: &'a [ChatMessage],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: &'a [serde_json::Value],
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -103,6 +200,8 @@ struct WireChoice {
 struct WireMessage {
     #[serde(default)]
     content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallRequest>>,
 }
 
 #[derive(Deserialize)]
@@ -115,8 +214,53 @@ struct WireUsage {
     total_tokens: u64,
 }
 
+/// One model's GPU-node endpoint as a configuration file gives it (enclave and relay alike).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EndpointConfig {
+    /// OpenAI-compatible base URL, ending in `/v1`.
+    pub endpoint: String,
+    /// Model name the node expects; defaults to the catalog id.
+    #[serde(default)]
+    pub upstream_model: Option<String>,
+    /// Upper bound on generated tokens per model call.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+    /// Hex sha256 of the GPU node's TLS SubjectPublicKeyInfo. Required for `https`; plain
+    /// `http` is accepted only to loopback (a local development server).
+    #[serde(default)]
+    pub tls_pin_sha256: Option<String>,
+}
+
+fn default_max_tokens() -> u32 {
+    512
+}
+
+impl EndpointConfig {
+    pub fn tls_pin(&self) -> Result<Option<[u8; 32]>, EndpointError> {
+        self.tls_pin_sha256
+            .as_deref()
+            .map(|p| shared::receipt::decode_hex32(p).ok_or(EndpointError::BadPin))
+            .transpose()
+    }
+
+    /// The endpoint for catalog model `id`, checked against the transport rules.
+    pub fn to_endpoint(&self, id: &str) -> Result<Endpoint, EndpointError> {
+        let tls_pin = self.tls_pin()?;
+        check_endpoint(&self.endpoint, tls_pin)?;
+        Ok(Endpoint {
+            base_url: self.endpoint.clone(),
+            upstream_model: self.upstream_model.clone().unwrap_or_else(|| id.to_string()),
+            api_key: None,
+            tls_pin,
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum EndpointError {
+    #[error("tlsPinSha256 must be 64 lowercase hex")]
+    BadPin,
     #[error("endpoint `{0}` is not an http(s) URL")]
     BadUrl(String),
     #[error("https endpoint `{0}` needs a TLS key pin (tlsPinSha256)")]
@@ -162,10 +306,24 @@ impl ModelClient {
         Ok(ModelClient { http, retry })
     }
 
+    /// A plain chat: messages in, text out (no tools).
     pub async fn chat(&self, endpoint: &Endpoint, request: &ChatRequest) -> Result<ChatReply, ModelError> {
+        let messages: Vec<ChatMessage> = request.messages.iter().map(ChatMessage::from).collect();
+        let completion = Completion {
+            messages: &messages,
+            tools: &[],
+            max_tokens: request.max_tokens,
+            temperature: request.temperature,
+        };
+        let completed = self.complete(endpoint, completion).await?;
+        Ok(ChatReply { content: completed.content, usage: completed.usage })
+    }
+
+    /// One completion, tools offered when `completion.tools` is not empty.
+    pub async fn complete(&self, endpoint: &Endpoint, completion: Completion<'_>) -> Result<Completed, ModelError> {
         let mut delay = self.retry.first_delay;
         for attempt in 1..=self.retry.attempts {
-            match self.chat_once(endpoint, request).await {
+            match self.complete_once(endpoint, completion).await {
                 Err(Attempt::WarmingUp) if attempt < self.retry.attempts => {
                     tracing::info!(attempt, delay_ms = delay.as_millis() as u64, "GPU node warming up; retrying");
                     tokio::time::sleep(delay).await;
@@ -179,13 +337,14 @@ impl ModelClient {
         Err(ModelError::WarmingUp(self.retry.attempts))
     }
 
-    async fn chat_once(&self, endpoint: &Endpoint, request: &ChatRequest) -> Result<ChatReply, Attempt> {
+    async fn complete_once(&self, endpoint: &Endpoint, completion: Completion<'_>) -> Result<Completed, Attempt> {
         let url = format!("{}/chat/completions", endpoint.base_url.trim_end_matches('/'));
         let body = WireRequest {
             model: &endpoint.upstream_model,
-            messages: &request.messages,
-            max_tokens: request.max_tokens,
-            temperature: request.temperature,
+            messages: completion.messages,
+            tools: completion.tools,
+            max_tokens: completion.max_tokens,
+            temperature: completion.temperature,
             stream: false,
         };
         let mut req = self.http.post(url).json(&body);
@@ -199,6 +358,9 @@ impl ModelClient {
             if is_warming_up(status.as_u16(), &bytes) {
                 return Err(Attempt::WarmingUp);
             }
+            if is_context_overflow(status.as_u16(), &bytes) {
+                return Err(Attempt::Failed(ModelError::ContextExceeded));
+            }
             return Err(Attempt::Failed(ModelError::Status(status.as_u16())));
         }
         let wire: WireResponse = serde_json::from_slice(&bytes).map_err(|_| Attempt::Failed(ModelError::Malformed))?;
@@ -208,7 +370,11 @@ impl ModelClient {
             completion_tokens: u.completion_tokens,
             total_tokens: u.total_tokens.max(u.prompt_tokens + u.completion_tokens),
         });
-        Ok(ChatReply { content: choice.message.content.unwrap_or_default(), usage })
+        Ok(Completed {
+            content: choice.message.content.unwrap_or_default(),
+            tool_calls: choice.message.tool_calls.unwrap_or_default(),
+            usage,
+        })
     }
 }
 
@@ -230,3 +396,10 @@ fn is_warming_up(status: u16, body: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// llama.cpp answers 400 `exceed_context_size_error`; OpenAI-style servers say
+/// `context_length_exceeded`.
+fn is_context_overflow(status: u16, body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_ascii_lowercase();
+    status == 400 && (text.contains("exceed_context_size") || text.contains("context_length_exceeded"))
+}

@@ -36,12 +36,24 @@ pub struct ChatOutcome {
 }
 
 /// What the client sent, kept to check the answer.
-struct Sent {
-    envelope: Envelope,
-    context: hpke::Context,
-    tee_key: [u8; 32],
+pub(crate) struct Sent {
+    pub envelope: Envelope,
+    pub context: hpke::Context,
+    pub tee_key: [u8; 32],
     /// The enclave as verified before sending.
-    attested: CachedKey,
+    pub attested: CachedKey,
+}
+
+impl Client {
+    /// Seals `plaintext` to the verified enclave key.
+    pub(crate) async fn seal_prompt(&self, plaintext: &PromptPlaintext) -> Result<Sent, ClientError> {
+        let attested = self.enclave_key().await?;
+        let tee_key = attested.tee_public_key;
+        let bytes = zeroize::Zeroizing::new(serde_json::to_vec(plaintext).expect("plaintext serialises"));
+        let (envelope, context) = envelope::seal(&tee_key, &bytes, &mut OsRng)
+            .map_err(|_| ClientError::BadKey("enclave key is not usable"))?;
+        Ok(Sent { envelope, context, tee_key, attested })
+    }
 }
 
 impl Client {
@@ -60,15 +72,11 @@ impl Client {
     }
 
     async fn chat_once(&self, prompt: &str, options: &ChatOptions) -> Result<ChatOutcome, ClientError> {
-        let attested = self.enclave_key().await?;
-        let tee_key = attested.tee_public_key;
         let mut plaintext = PromptPlaintext::from_prompt(prompt, crate::unix_now());
         plaintext.max_tokens = options.max_tokens;
         plaintext.temperature = options.temperature;
-        let bytes = zeroize::Zeroizing::new(serde_json::to_vec(&plaintext).expect("plaintext serialises"));
-        let (envelope, context) = envelope::seal(&tee_key, &bytes, &mut OsRng)
-            .map_err(|_| ClientError::BadKey("enclave key is not usable"))?;
-        let request = ProcessRequest { encrypted_prompt: envelope.to_json_string(), model: options.model.clone() };
+        let sent = self.seal_prompt(&plaintext).await?;
+        let request = ProcessRequest { encrypted_prompt: sent.envelope.to_json_string(), model: options.model.clone() };
 
         let mut http = self.http.post(format!("{}/tee/process", self.base)).json(&request);
         if let Some(key) = &self.api_key {
@@ -76,8 +84,19 @@ impl Client {
         }
         let response = http.send().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
         let response: ProcessResponse = self.read(response).await?;
-        check(&Sent { envelope, context, tee_key, attested }, response, &self.program_id)
+        check(&sent, response, &self.program_id)
     }
+}
+
+/// What an answer carries that the checks need: the receipt outside and inside the sealed
+/// reply, the model named outside and inside, the binding attestation, the ledger record.
+pub(crate) struct Answer<'a> {
+    pub outer_receipt: &'a Receipt,
+    pub inner_receipt: &'a Receipt,
+    pub outer_model: &'a str,
+    pub inner_model: &'a str,
+    pub attestation: &'a shared::wire::BindingAttestation,
+    pub onchain: Option<&'a OnchainAttestation>,
 }
 
 /// Every check a client makes on a chat answer. The relay could have swapped, dropped or
@@ -93,10 +112,38 @@ fn check(
     let opened = reply::open(&sent.context, &sent.envelope.enc, &response.encrypted_response)
         .map_err(|_| ClientError::ReplyUndecryptable)?;
     let inner: ReplyPlaintext = serde_json::from_slice(&opened).map_err(|e| ClientError::Malformed(e.to_string()))?;
-    if inner.receipt != response.receipt {
+    let answer = Answer {
+        outer_receipt: &response.receipt,
+        inner_receipt: &inner.receipt,
+        outer_model: &response.model,
+        inner_model: &inner.model,
+        attestation: &response.attestation,
+        onchain: response.onchain_attestation.as_ref(),
+    };
+    let onchain = check_answer(sent, &answer, program_id)?;
+    Ok(ChatOutcome {
+        reply: inner.reply,
+        model: inner.model,
+        provider: response.provider,
+        usage: inner.usage,
+        receipt: inner.receipt,
+        onchain,
+        quote_present: response.attestation.tdx_quote.is_some(),
+        unattested: sent.attested.unattested,
+        retried: false,
+    })
+}
+
+/// The receipt and binding checks shared by chat and encrypted agent mode.
+pub(crate) fn check_answer(
+    sent: &Sent,
+    answer: &Answer<'_>,
+    program_id: &shared::address::Address,
+) -> Result<OnchainAttestation, ClientError> {
+    if answer.inner_receipt != answer.outer_receipt {
         return Err(ClientError::Mismatch("the relay's receipt differs from the one inside the encrypted reply"));
     }
-    let verified = inner.receipt.verify(program_id)?;
+    let verified = answer.inner_receipt.verify(program_id)?;
     let body = &verified.body;
     if body.prompt_hash != sent.envelope.ciphertext_hash() {
         return Err(ClientError::Mismatch("receipt is for another ciphertext"));
@@ -110,11 +157,11 @@ fn check(
     if body.tee_pubkey != sent.tee_key {
         return Err(ClientError::Mismatch("receipt enclave key differs from the key we encrypted to"));
     }
-    if inner.model != body.model || response.model != body.model {
+    if answer.inner_model != body.model || answer.outer_model != body.model {
         return Err(ClientError::Mismatch("model differs between reply, response and receipt"));
     }
     // The binding the quote attests: report_data = sha256(tee_pubkey ‖ enclave_pubkey).
-    let attestation = &response.attestation;
+    let attestation = answer.attestation;
     let expected_rd = shared::quote::binding_report_data(&[&sent.tee_key, &verified.enclave_pubkey]);
     if attestation.report_data_hex != hex::encode(expected_rd)
         || attestation.enclave_public_key != b64::encode(verified.enclave_pubkey)
@@ -127,7 +174,7 @@ fn check(
         return Err(ClientError::Mismatch("receipt is signed by another key than the attested enclave key"));
     }
     let attested_quote = sent.attested.binding_quote_hash.map(hex::encode).unwrap_or_default();
-    if inner.receipt.tdx_quote_hash != attested_quote {
+    if answer.inner_receipt.tdx_quote_hash != attested_quote {
         return Err(ClientError::Mismatch("receipt names another quote than the one verified"));
     }
     if let Some(q) = &attestation.tdx_quote {
@@ -136,25 +183,16 @@ fn check(
             return Err(ClientError::Mismatch("quote report_data does not bind the receipt's keys"));
         }
         if attestation.tdx_quote_hash != hex::encode(shared::sha256(&quote))
-            || inner.receipt.tdx_quote_hash != attestation.tdx_quote_hash
+            || answer.inner_receipt.tdx_quote_hash != attestation.tdx_quote_hash
         {
             return Err(ClientError::Mismatch("receipt tdxQuoteHash differs from the quote"));
         }
     }
-    let onchain = response.onchain_attestation.ok_or(ClientError::Malformed("no onchainAttestation".into()))?;
-    if onchain.address != inner.receipt.address || onchain.encrypted_prompt_hash != inner.receipt.encrypted_prompt_hash
+    let onchain = answer.onchain.cloned().ok_or(ClientError::Malformed("no onchainAttestation".into()))?;
+    if onchain.address != answer.inner_receipt.address
+        || onchain.encrypted_prompt_hash != answer.inner_receipt.encrypted_prompt_hash
     {
         return Err(ClientError::Mismatch("onchainAttestation differs from the receipt"));
     }
-    Ok(ChatOutcome {
-        reply: inner.reply,
-        model: inner.model,
-        provider: response.provider,
-        usage: inner.usage,
-        receipt: inner.receipt,
-        onchain,
-        quote_present: attestation.tdx_quote.is_some(),
-        unattested: sent.attested.unattested,
-        retried: false,
-    })
+    Ok(onchain)
 }

@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod api;
 pub mod attest;
 pub mod chat;

@@ -22,6 +22,7 @@ pub fn router(enclave: Arc<Enclave>) -> Router {
         .route("/public-key", get(public_key))
         .route("/attestation", get(attestation))
         .route("/process", post(process))
+        .route("/agent", post(agent))
         .layer(DefaultBodyLimit::max(MAX_ENVELOPE_JSON + 4096))
         .with_state(enclave)
 }
@@ -61,15 +62,34 @@ async fn process(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
         Ok(request) => enclave.process(&request).await,
         Err(_) => Err(ProcessError::BadRequest),
     };
+    answer("process", started, result.map(|r| (r.model.clone(), r)))
+}
+
+/// Encrypted agent mode (same request shape as `/process`).
+async fn agent(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<ProcessRequest>(&body) {
+        Ok(request) => enclave.agent(&request).await,
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    answer("agent", started, result.map(|r| (r.model.clone(), r)))
+}
+
+/// Logs status, code, time and model only, never a body.
+fn answer<T: serde::Serialize>(
+    route: &str,
+    started: std::time::Instant,
+    result: Result<(String, T), ProcessError>,
+) -> Response {
     let elapsed_ms = started.elapsed().as_millis() as u64;
     match result {
-        Ok(response) => {
-            tracing::info!(status = 200, elapsed_ms, model = %response.model, "process");
+        Ok((model, response)) => {
+            tracing::info!(route, status = 200, elapsed_ms, model = %model);
             Json(response).into_response()
         }
         Err(e) => {
             let (status, code) = e.status_and_code();
-            tracing::info!(status, code, elapsed_ms, "process refused");
+            tracing::info!(route, status, code, elapsed_ms, "refused");
             let body = FailureBody { success: false, error: code.into(), message: e.to_string() };
             (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Json(body)).into_response()
         }

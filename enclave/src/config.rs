@@ -26,6 +26,9 @@ pub struct EnclaveConfig {
     pub warmup_attempts: u32,
     /// Catalog id → GPU-node endpoint. A model without an entry answers 501.
     pub models: HashMap<String, ModelEndpoint>,
+    /// Upstreams of the five encrypted-mode tools (measured: the image lists every host the
+    /// enclave may call).
+    pub tools: agent::tools::ToolsConfig,
     /// Development quotes signed by a seeded test PKI instead of configfs-tsm. Honoured only
     /// by a binary built with the `dev-quotes` feature; never part of the image.
     pub dev_quotes: Option<DevQuotesConfig>,
@@ -74,38 +77,8 @@ pub mod dev_mr {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ModelEndpoint {
-    /// OpenAI-compatible base URL, ending in `/v1`.
-    pub endpoint: String,
-    /// Model name the node expects; defaults to the catalog id.
-    #[serde(default)]
-    pub upstream_model: Option<String>,
-    /// Upper bound on generated tokens per request.
-    #[serde(default = "default_max_tokens")]
-    pub max_tokens: u32,
-    /// Hex sha256 of the GPU node's TLS SubjectPublicKeyInfo. Required for `https`; plain
-    /// `http` is accepted only to loopback (a local development server).
-    #[serde(default)]
-    pub tls_pin_sha256: Option<String>,
-}
-
-impl ModelEndpoint {
-    pub fn tls_pin(&self) -> Result<Option<[u8; 32]>, ConfigError> {
-        self.tls_pin_sha256
-            .as_deref()
-            .map(|p| {
-                shared::receipt::decode_hex32(p)
-                    .ok_or_else(|| ConfigError::Invalid("tlsPinSha256 must be 64 lowercase hex".into()))
-            })
-            .transpose()
-    }
-}
-
-fn default_max_tokens() -> u32 {
-    512
-}
+/// A model's GPU-node endpoint (shared with the relay's plaintext path).
+pub type ModelEndpoint = agent::model::EndpointConfig;
 
 impl Default for EnclaveConfig {
     fn default() -> Self {
@@ -118,6 +91,7 @@ impl Default for EnclaveConfig {
             model_timeout_secs: 300,
             warmup_attempts: 6,
             models: HashMap::new(),
+            tools: Default::default(),
             dev_quotes: None,
         }
     }
@@ -145,8 +119,7 @@ impl EnclaveConfig {
             if shared::catalog::resolve(id) != *id {
                 return Err(ConfigError::Invalid(format!("model key `{id}` is not a catalog id")));
             }
-            agent::model::check_endpoint(&m.endpoint, m.tls_pin()?)
-                .map_err(|e| ConfigError::Invalid(format!("model `{id}`: {e}")))?;
+            m.to_endpoint(id).map_err(|e| ConfigError::Invalid(format!("model `{id}`: {e}")))?;
         }
         Ok(config)
     }

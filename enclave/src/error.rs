@@ -40,6 +40,7 @@ impl ProcessError {
             ProcessError::Stale | ProcessError::TimestampRequired => (400, codes::STALE_TIMESTAMP),
             ProcessError::GpuNotConfigured(_) => (501, codes::GPU_NOT_CONFIGURED),
             ProcessError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
+            ProcessError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),
             ProcessError::Model(_) => (502, codes::MODEL_ERROR),
             ProcessError::Internal => (500, codes::INTERNAL),
         }

@@ -4,13 +4,17 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent::model::{ChatRequest, Endpoint, ModelClient, RetryPolicy};
+use agent::model::{ChatMessage, ChatRequest, Endpoint, ModelClient, RetryPolicy};
+use agent::tool_loop::{LoopOptions, run_tool_loop};
+use agent::toolset::ToolSet;
 use rand_core::OsRng;
 use shared::address::Address;
 use shared::catalog::{self, PROVIDER};
 use shared::envelope::{Envelope, PromptPlaintext};
 use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
-use shared::wire::{ProcessRequest, ProcessResponse, ReplyPlaintext};
+use shared::wire::{
+    AgentReplyPlaintext, EncryptedAgentResponse, PrivacyGuarantee, ProcessRequest, ProcessResponse, ReplyPlaintext,
+};
 use zeroize::Zeroizing;
 
 use crate::attestation::Attestation;
@@ -18,6 +22,16 @@ use crate::config::EnclaveConfig;
 use crate::error::ProcessError;
 use crate::keys::EnclaveKeys;
 use crate::replay::{ReplayGuard, ReplayVerdict};
+
+/// A request that passed every check before the model: decrypted, fresh, for a served model.
+struct Opened<'a> {
+    model_id: String,
+    served: &'a ServedModel,
+    envelope: Envelope,
+    prompt: PromptPlaintext,
+    hpke_ctx: shared::hpke::Context,
+    max_tokens: Option<u32>,
+}
 
 struct ServedModel {
     endpoint: Endpoint,
@@ -33,6 +47,8 @@ pub struct Enclave {
     program_id: Address,
     models: HashMap<String, ServedModel>,
     replay: ReplayGuard,
+    /// Exactly the five tools of encrypted mode (the crate is built with `private-tools` only).
+    tools: ToolSet,
 }
 
 pub fn unix_now() -> u64 {
@@ -49,12 +65,8 @@ impl Enclave {
         let timeout = Duration::from_secs(config.model_timeout_secs);
         let mut models = HashMap::new();
         for (id, m) in &config.models {
-            let endpoint = Endpoint {
-                base_url: m.endpoint.clone(),
-                upstream_model: m.upstream_model.clone().unwrap_or_else(|| id.clone()),
-                api_key: None,
-                tls_pin: m.tls_pin()?,
-            };
+            let endpoint =
+                m.to_endpoint(id).map_err(|e| crate::config::ConfigError::Invalid(format!("model `{id}`: {e}")))?;
             let client = ModelClient::for_endpoint(&endpoint, timeout, retry)
                 .map_err(|e| crate::config::ConfigError::Invalid(format!("model `{id}`: {e}")))?;
             models.insert(id.clone(), ServedModel { endpoint, client, max_tokens: m.max_tokens });
@@ -65,10 +77,12 @@ impl Enclave {
             program_id: config.program_id()?,
             models,
             replay: ReplayGuard::new(config.timestamp_window_secs, config.max_untimed_envelopes),
+            tools: ToolSet::private(&config.tools),
         })
     }
 
-    pub async fn process(&self, request: &ProcessRequest) -> Result<ProcessResponse, ProcessError> {
+    /// Checks the model, opens the envelope, refuses replays. Shared by chat and agent mode.
+    fn open(&self, request: &ProcessRequest) -> Result<Opened<'_>, ProcessError> {
         // The model is public routing information: refuse unknown ones before any crypto.
         let model_id = catalog::resolve(request.model.as_deref().unwrap_or(catalog::DEFAULT_MODEL));
         let served = self
@@ -95,8 +109,12 @@ impl Enclave {
             ReplayVerdict::Stale => return Err(ProcessError::Stale),
             ReplayVerdict::TimestampRequired => return Err(ProcessError::TimestampRequired),
         }
-
         let max_tokens = Some(prompt.max_tokens.map_or(served.max_tokens, |m| m.min(served.max_tokens)));
+        Ok(Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens })
+    }
+
+    pub async fn process(&self, request: &ProcessRequest) -> Result<ProcessResponse, ProcessError> {
+        let Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens } = self.open(request)?;
         let chat = ChatRequest { temperature: prompt.temperature, max_tokens, messages: prompt.into_messages() };
         let reply = served.client.chat(&served.endpoint, &chat).await.map_err(ProcessError::Model)?;
         drop(chat);
@@ -121,6 +139,48 @@ impl Enclave {
             receipt,
             onchain_attestation: None,
         })
+    }
+
+    /// Encrypted agent mode: the tool loop with exactly the five private tools, here, on the
+    /// decrypted prompt; the reply, tool calls, usage and receipt leave sealed. No system
+    /// prompt is added (skill shaping is a plaintext-path feature).
+    pub async fn agent(&self, request: &ProcessRequest) -> Result<EncryptedAgentResponse, ProcessError> {
+        let Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens } = self.open(request)?;
+        let options = LoopOptions { max_tokens, temperature: prompt.temperature };
+        let messages: Vec<ChatMessage> = prompt.into_messages().iter().map(ChatMessage::from).collect();
+        let outcome = run_tool_loop(&served.client, &served.endpoint, &self.tools, messages, options)
+            .await
+            .map_err(ProcessError::Model)?;
+        let receipt = self.issue_receipt(&envelope, &model_id)?;
+        let tool_calls_count = outcome.tool_calls.len() as u32;
+        let reply_plaintext = AgentReplyPlaintext {
+            reply: outcome.reply,
+            tool_calls: outcome.tool_calls,
+            usage: outcome.usage,
+            iterations: outcome.iterations,
+            model: model_id.clone(),
+            receipt: receipt.clone(),
+        };
+        let reply_bytes = Zeroizing::new(serde_json::to_vec(&reply_plaintext).map_err(|_| ProcessError::Internal)?);
+        drop(reply_plaintext);
+        let encrypted_response = shared::reply::seal(&hpke_ctx, &envelope.enc, &reply_bytes, &mut OsRng);
+        Ok(EncryptedAgentResponse {
+            success: true,
+            encrypted: true,
+            encrypted_response,
+            tool_calls_count,
+            attestation: self.attestation.binding.clone(),
+            privacy_guarantee: PrivacyGuarantee { backend_saw_plaintext: false, tools_executed_in_tee: true },
+            model: model_id,
+            provider: PROVIDER.into(),
+            receipt,
+            onchain_attestation: None,
+        })
+    }
+
+    /// The names of the tools encrypted mode may call (exactly the five).
+    pub fn tool_names(&self) -> Vec<&'static str> {
+        self.tools.names()
     }
 
     fn issue_receipt(&self, envelope: &Envelope, model_id: &str) -> Result<Receipt, ProcessError> {

@@ -22,6 +22,12 @@ pub struct AppState {
     pub ledger: Ledger,
     pub public_url: String,
     pub prices: std::collections::BTreeMap<String, u64>,
+    /// The plaintext `/agent` path (models and tools the relay calls itself).
+    pub plain: crate::plain_agent::PlainAgent,
+    pub agent_price: u64,
+    pub free_per_day: u32,
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    pub max_history_turns: u32,
 }
 
 pub type App = Arc<AppState>;
@@ -36,6 +42,7 @@ pub fn router(state: App) -> Router {
         .route("/tee/public-key", get(routes::tee::public_key))
         .route("/tee/attestation", get(routes::tee::attestation))
         .route("/tee/process", post(routes::tee::process))
+        .route("/agent", post(routes::agent::agent))
         .route("/api/v1/balance", get(routes::account::balance))
         .route("/api/v1/models", get(routes::account::models))
         .route("/api/v1/auth/challenge", post(routes::account::challenge))

@@ -28,6 +28,21 @@ pub struct RelayConfig {
     pub ledger_key_file: Option<PathBuf>,
     /// Catalog id → price per million tokens, in base units of the stablecoin (6 decimals).
     pub price_per_million_tokens: std::collections::BTreeMap<String, u64>,
+    /// Price of one `/agent` call (plaintext or encrypted), stablecoin base units.
+    pub agent_price_per_call: u64,
+    /// Free `/agent` messages per network address and UTC day for callers without a key.
+    pub free_messages_per_day: u32,
+    /// Peers whose `X-Forwarded-For` is believed (the load balancer's addresses).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Catalog id → GPU-node endpoint for the plaintext `/agent` path, which the relay runs.
+    pub models: std::collections::BTreeMap<String, agent::model::EndpointConfig>,
+    /// Per model call, retries included.
+    pub model_timeout_secs: u64,
+    pub warmup_attempts: u32,
+    /// Upstreams and limits of the eighteen tools of the plaintext path.
+    pub tools: agent::tools::ToolsConfig,
+    /// Prior turns of a chat sent as context.
+    pub max_history_turns: u32,
 }
 
 impl Default for RelayConfig {
@@ -45,6 +60,14 @@ impl Default for RelayConfig {
             // Defaults until an operator sets prices: 0.20 and 0.60 stablecoin per million tokens.
             price_per_million_tokens: [("gpt-oss:20b".to_string(), 200_000), ("gemma4:31b".to_string(), 600_000)]
                 .into(),
+            agent_price_per_call: 1_000,
+            free_messages_per_day: 5,
+            trusted_proxies: Vec::new(),
+            models: Default::default(),
+            model_timeout_secs: 120,
+            warmup_attempts: 6,
+            tools: Default::default(),
+            max_history_turns: 20,
         }
     }
 }
@@ -75,6 +98,12 @@ impl RelayConfig {
             config.api_keys.extend(keys.split(',').map(str::trim).filter(|k| !k.is_empty()).map(String::from));
         }
         config.program_id()?;
+        for (id, m) in &config.models {
+            if shared::catalog::resolve(id) != *id {
+                return Err(ConfigError::Invalid(format!("model key `{id}` is not a catalog id")));
+            }
+            m.to_endpoint(id).map_err(|e| ConfigError::Invalid(format!("model `{id}`: {e}")))?;
+        }
         if let Some(bad) = config.api_keys.iter().find(|k| !crate::auth::well_formed(k)) {
             let shown: String = bad.chars().take(8).collect();
             return Err(ConfigError::Invalid(format!("API key starting `{shown}` does not start with sk_svc_")));

@@ -18,11 +18,13 @@ pub struct ApiError {
     pub tee_endpoint: Option<String>,
     /// Add `success: false` (routes whose success bodies carry `success`).
     pub with_success: bool,
+    /// More fields of the body (e.g. `/agent`'s `freeMessagesRemaining`).
+    pub extra: Vec<(&'static str, Value)>,
 }
 
 impl ApiError {
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into(), tee_endpoint: None, with_success: false }
+        ApiError { status, code, message: message.into(), tee_endpoint: None, with_success: false, extra: Vec::new() }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, codes::BAD_REQUEST, message)
@@ -46,6 +48,10 @@ impl ApiError {
         self.with_success = true;
         self
     }
+    pub fn with_field(mut self, key: &'static str, value: Value) -> Self {
+        self.extra.push((key, value));
+        self
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -58,6 +64,9 @@ impl IntoResponse for ApiError {
         body.insert("message".into(), json!(self.message));
         if let Some(endpoint) = self.tee_endpoint {
             body.insert("teeEndpoint".into(), json!(endpoint));
+        }
+        for (key, value) in self.extra {
+            body.insert(key.into(), value);
         }
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         (status, Json(Value::Object(body))).into_response()

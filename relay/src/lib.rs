@@ -5,12 +5,17 @@
 #![forbid(unsafe_code)]
 
 pub mod accounts;
+pub mod agent_request;
 pub mod app;
 pub mod auth;
 pub mod billing;
+pub mod chats;
 pub mod config;
 pub mod error;
 pub mod ledger;
+pub mod metering;
+pub mod peer;
+pub mod plain_agent;
 pub mod routes;
 pub mod store;
 pub mod tee;

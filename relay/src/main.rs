@@ -107,12 +107,17 @@ async fn run() -> Result<(), String> {
         ledger,
         public_url: config.public_url(),
         prices: config.price_per_million_tokens.clone(),
+        plain: relay::plain_agent::PlainAgent::from_config(&config).map_err(|e| e.to_string())?,
+        agent_price: config.agent_price_per_call,
+        free_per_day: config.free_messages_per_day,
+        trusted_proxies: config.trusted_proxies.clone(),
+        max_history_turns: config.max_history_turns,
     });
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(listen = %listener.local_addr().map_err(|e| e.to_string())?, "serving");
-    axum::serve(listener, router(state))
+    axum::serve(listener, router(state).into_make_service_with_connect_info::<std::net::SocketAddr>())
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })

@@ -11,6 +11,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../migrations/0001_receipts.sql")),
     (2, include_str!("../migrations/0002_balances.sql")),
     (3, include_str!("../migrations/0003_keys.sql")),
+    (4, include_str!("../migrations/0004_agent.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

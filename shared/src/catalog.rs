@@ -96,6 +96,11 @@ pub fn resolve(requested: &str) -> String {
     }
 }
 
+/// Context window of a catalog id, if it is one.
+pub fn context_length(id: &str) -> Option<u32> {
+    CATALOG.iter().find(|m| m.id == id).map(|m| m.context_length)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

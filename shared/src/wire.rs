@@ -130,6 +130,54 @@ pub struct ReplyPlaintext {
     pub receipt: Receipt,
 }
 
+/// One executed tool call, as `toolCalls` reports it (contract §2.3): in call order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub tool: String,
+    pub args: serde_json::Value,
+    pub result: serde_json::Value,
+}
+
+/// `privacyGuarantee` of encrypted `/agent` (contract §2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrivacyGuarantee {
+    #[serde(rename = "backendSawPlaintext")]
+    pub backend_saw_plaintext: bool,
+    #[serde(rename = "toolsExecutedInTEE")]
+    pub tools_executed_in_tee: bool,
+}
+
+/// Encrypted-mode `/agent` as the enclave answers it; the relay adds `freeMessagesRemaining`,
+/// `billing` and `onchainAttestation`. `receipt` is also inside the sealed reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EncryptedAgentResponse {
+    pub success: bool,
+    pub encrypted: bool,
+    pub encrypted_response: EncryptedResponse,
+    pub tool_calls_count: u32,
+    pub attestation: BindingAttestation,
+    pub privacy_guarantee: PrivacyGuarantee,
+    pub model: String,
+    pub provider: String,
+    pub receipt: Receipt,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onchain_attestation: Option<OnchainAttestation>,
+}
+
+/// The sealed reply of encrypted `/agent`: everything the plaintext path would have said,
+/// plus the receipt (so the relay cannot swap it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentReplyPlaintext {
+    pub reply: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    pub iterations: u32,
+    pub model: String,
+    pub receipt: Receipt,
+}
+
 /// Error body of routes with a `success` field (`/tee/process`, `/agent`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailureBody {
@@ -172,4 +220,24 @@ pub mod codes {
     pub const ENCLAVE_ERROR: &str = "enclave_error";
     pub const INTERNAL: &str = "internal_error";
     pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
+    pub const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
+    pub const INSUFFICIENT_BALANCE: &str = "insufficient_balance";
+
+    /// The enclave's codes a relay passes on; anything else becomes `enclave_error`.
+    pub fn known(code: &str) -> Option<&'static str> {
+        [
+            BAD_REQUEST,
+            GPU_NOT_CONFIGURED,
+            INVALID_ENVELOPE,
+            DECRYPT_FAILED,
+            INVALID_PROMPT,
+            REPLAY_DETECTED,
+            STALE_TIMESTAMP,
+            MODEL_ERROR,
+            CONTEXT_LENGTH_EXCEEDED,
+            INTERNAL,
+        ]
+        .into_iter()
+        .find(|c| *c == code)
+    }
 }

@@ -104,7 +104,7 @@ pub struct Stack {
     pub enclave_port: u16,
     pub relay_url: String,
     pub api_key: String,
-    dev_quotes: bool,
+    options: StackOptions,
 }
 
 pub const API_KEY: &str = "sk_svc_e2e_test_key";
@@ -117,40 +117,86 @@ pub fn dev_measurements() -> shared::attest::Measurements {
     shared::attest::Measurements::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// How a [`Stack`] is set up.
+#[derive(Clone)]
+pub struct StackOptions {
+    pub dev_quotes: bool,
+    /// The model server both the enclave and the relay's plaintext path call
+    /// (default: the real one, `LLM_BASE_URL`).
+    pub model_base_url: Option<String>,
+    pub model_max_tokens: u32,
+    /// `tools` section for both (upstreams of stand-ins).
+    pub tools: serde_json::Value,
+    /// Merged into the relay's configuration.
+    pub relay: serde_json::Value,
+    /// Environment for both processes (tool credentials).
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for StackOptions {
+    fn default() -> Self {
+        StackOptions {
+            dev_quotes: true,
+            model_base_url: None,
+            model_max_tokens: 16,
+            tools: serde_json::json!({}),
+            relay: serde_json::json!({}),
+            env: Vec::new(),
+        }
+    }
+}
+
+impl StackOptions {
+    fn models(&self) -> serde_json::Value {
+        let endpoint = self.model_base_url.clone().unwrap_or_else(llm_base_url);
+        serde_json::json!({
+            "gpt-oss:20b": {"endpoint": endpoint, "upstreamModel": "smollm2-135m", "maxTokens": self.model_max_tokens}
+        })
+    }
+}
+
 impl Stack {
     /// Enclave with dev quotes (seeded test PKI), relay, in a temp folder.
     pub fn start() -> Self {
-        Self::start_with(true)
+        Self::start_with(StackOptions::default())
     }
 
     /// Enclave with no quote provider at all (`tdx_quote_unavailable`).
     pub fn start_without_quotes() -> Self {
-        Self::start_with(false)
+        Self::start_with(StackOptions { dev_quotes: false, ..StackOptions::default() })
     }
 
-    fn start_with(dev_quotes: bool) -> Self {
+    pub fn start_with(options: StackOptions) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let enclave_port = free_port();
-        let enclave = start_enclave(dir.path(), enclave_port, dev_quotes);
+        let enclave = start_enclave(dir.path(), enclave_port, &options);
         let relay_port = free_port();
         let relay_config = dir.path().join("relay.json");
-        let config = serde_json::json!({
+        let mut config = serde_json::json!({
             "listen": format!("127.0.0.1:{relay_port}"),
             "enclaveUrl": format!("http://127.0.0.1:{enclave_port}"),
             "dataDir": dir.path().join("relay-data"),
             "apiKeys": [API_KEY],
+            "models": options.models(),
+            "modelTimeoutSecs": 240,
+            "tools": options.tools,
         });
+        if let (Some(base), Some(extra)) = (config.as_object_mut(), options.relay.as_object()) {
+            base.extend(extra.clone());
+        }
         std::fs::write(&relay_config, config.to_string()).unwrap();
-        let relay = Process::spawn("relay", &relay_config, dir.path().join("relay.log"), &[("RUST_LOG", "debug")]);
+        let mut env: Vec<(&str, &str)> = options.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        env.push(("RUST_LOG", "debug"));
+        let relay = Process::spawn("relay", &relay_config, dir.path().join("relay.log"), &env);
         let relay_url = format!("http://127.0.0.1:{relay_port}");
         wait_http(&format!("{relay_url}/health"));
-        Stack { dir, enclave, relay, enclave_port, relay_url, api_key: API_KEY.into(), dev_quotes }
+        Stack { dir, enclave, relay, enclave_port, relay_url, api_key: API_KEY.into(), options }
     }
 
     /// Stops the enclave and starts a new one (new keys) on the same port.
     pub fn restart_enclave(&mut self) {
         self.enclave.stop();
-        self.enclave = start_enclave(self.dir.path(), self.enclave_port, self.dev_quotes);
+        self.enclave = start_enclave(self.dir.path(), self.enclave_port, &self.options);
     }
 
     /// A client that verifies the enclave against the dev root and `measurements/dev.json`.
@@ -165,7 +211,7 @@ impl Stack {
 
     /// Dev root when the enclave has dev quotes; Intel's root otherwise (nothing to trust).
     pub fn attest_options(&self) -> client::attest::AttestOptions {
-        let root = match self.dev_quotes {
+        let root = match self.options.dev_quotes {
             true => shared::attest::TrustRoot::Dev(self.dev_root_der()),
             false => shared::attest::TrustRoot::Intel,
         };
@@ -187,22 +233,22 @@ impl Stack {
     }
 }
 
-fn start_enclave(dir: &Path, port: u16, dev_quotes: bool) -> Process {
+fn start_enclave(dir: &Path, port: u16, options: &StackOptions) -> Process {
     let config_path = dir.join("enclave.json");
     let mut config = serde_json::json!({
         "listen": format!("127.0.0.1:{port}"),
         // No configfs-tsm here: without dev quotes the enclave reports tdx_quote_unavailable.
         "tsmRoot": dir.join("no-tsm"),
         "modelTimeoutSecs": 240,
-        "models": {
-            "gpt-oss:20b": {"endpoint": llm_base_url(), "upstreamModel": "smollm2-135m", "maxTokens": 16}
-        }
+        "models": options.models(),
+        "tools": options.tools,
     });
-    if dev_quotes {
+    if options.dev_quotes {
         config["devQuotes"] = serde_json::json!({"seed": DEV_SEED, "writeRootPem": dir.join("dev-root.pem")});
     }
     std::fs::write(&config_path, config.to_string()).unwrap();
-    let p = Process::spawn("enclave", &config_path, dir.join(format!("enclave-{port}-{}.log", unique())), &[]);
+    let env: Vec<(&str, &str)> = options.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let p = Process::spawn("enclave", &config_path, dir.join(format!("enclave-{port}-{}.log", unique())), &env);
     wait_http(&format!("http://127.0.0.1:{port}/public-key"));
     p
 }

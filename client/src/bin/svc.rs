@@ -83,6 +83,31 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Ask the agent. Plaintext by default (the relay runs the tool loop and sees the prompt);
+    /// `--encrypted` seals the prompt to the verified enclave, which runs the loop with its
+    /// five tools.
+    Agent {
+        prompt: String,
+        #[arg(long)]
+        encrypted: bool,
+        #[arg(long)]
+        model: Option<String>,
+        /// One plain completion, no tools (plaintext only).
+        #[arg(long)]
+        no_tools: bool,
+        /// Keep history under this chat id (plaintext only).
+        #[arg(long)]
+        chat_id: Option<String>,
+        /// Guided reasoning (plaintext only).
+        #[arg(long)]
+        braid: bool,
+        /// With --braid: run this plan instead of detecting one.
+        #[arg(long)]
+        plan: Option<String>,
+        /// Print the whole answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Fetch and verify a receipt by address, ciphertext hash or commit transaction.
     Receipt { query: String },
     /// Compute MRTD, RTMR1, RTMR2 and the image id of a built image folder
@@ -207,6 +232,57 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 );
             } else {
                 eprintln!("enclave:  attested (quote verified against the trust root and measurements, nonce signed)");
+            }
+        }
+        Command::Agent { prompt, encrypted: true, model, json, no_tools, chat_id, braid, plan } => {
+            if no_tools || chat_id.is_some() || braid || plan.is_some() {
+                return Err(Failure(30, "--no-tools, --chat-id, --braid and --plan need the plaintext path".into()));
+            }
+            let client = client.with_attestation(cli.trust.options()?);
+            let out = client.agent_private(&prompt, model.as_deref()).await?;
+            if json {
+                print_json(&serde_json::json!({
+                    "reply": out.reply, "toolCalls": out.tool_calls, "usage": out.usage, "iterations": out.iterations,
+                    "model": out.model, "onchainAttestation": out.onchain,
+                    "freeMessagesRemaining": out.free_messages_remaining,
+                }));
+            } else {
+                println!("{}", out.reply);
+                eprintln!();
+                for call in &out.tool_calls {
+                    eprintln!("tool:     {} {}", call.tool, call.args);
+                }
+                eprintln!(
+                    "model:    {} ({} model calls, {} tokens)",
+                    out.model, out.iterations, out.usage.total_tokens
+                );
+                eprintln!("receipt:  {} (verified; the relay saw only ciphertext)", out.onchain.address);
+            }
+        }
+        Command::Agent { prompt, encrypted: false, model, json, no_tools, chat_id, braid, plan } => {
+            let options = client::agent::AgentOptions {
+                model,
+                use_tools: no_tools.then_some(false),
+                chat_id,
+                braid: braid || plan.is_some(),
+                include_trace: true,
+                force_grd_id: plan,
+            };
+            let body = client.agent(&prompt, &options).await?;
+            if json || body.get("success") != Some(&serde_json::Value::Bool(true)) {
+                print_json(&body);
+            } else {
+                println!("{}", body["reply"].as_str().unwrap_or_default());
+                eprintln!();
+                for call in body["toolCalls"].as_array().into_iter().flatten() {
+                    eprintln!("tool:     {} {}", call["tool"].as_str().unwrap_or("?"), call["args"]);
+                }
+                if let Some(trace) = body.get("braidTrace") {
+                    eprintln!("plan:     {} (intent {})", trace["grdId"], trace["intent"]);
+                }
+                eprintln!("model:    {} ({} iterations)", body["model"], body["iterations"]);
+                eprintln!("billing:  {}; free messages left today: {}", body["billing"], body["freeMessagesRemaining"]);
+                eprintln!("note:     plaintext path: the relay saw this prompt (use --encrypted to avoid that)");
             }
         }
         Command::Measure { dir, diagnose, measurements_json } => return measure(&dir, diagnose, measurements_json),

@@ -1,3 +1,4 @@
 pub mod account;
+pub mod agent;
 pub mod receipts;
 pub mod tee;

@@ -1,0 +1,278 @@
+//! `POST /agent` (contract §2.2, §2.3): parse, find the payer, charge, run the plaintext
+//! path here or forward the envelope to the enclave, give the charge back on failure.
+
+use std::net::{IpAddr, SocketAddr};
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use shared::catalog::PROVIDER;
+use shared::envelope::Envelope;
+use shared::wire::{EncryptedAgentResponse, OnchainAttestation, ProcessRequest, codes};
+
+use crate::agent_request::{self, AgentRequest, InputError, Path};
+use crate::app::App;
+use crate::error::ApiError;
+use crate::ledger::LedgerError;
+use crate::metering::{self, Charge, ChargeError, Payer};
+use crate::plain_agent::PlainOutcome;
+use crate::routes::tee::MAX_PROCESS_BODY;
+
+pub async fn agent(
+    State(app): State<App>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let address = crate::peer::client_address(peer, &headers, &app.trusted_proxies);
+    match handle(&app, address, &headers, body).await {
+        Ok(response) => response,
+        Err(e) => {
+            // Every /agent answer says how many free messages are left (a failed call used none).
+            let free = metering::free_remaining(&app.store, &address, app.free_per_day, crate::unix_now()).await;
+            let e = e.with_success();
+            match free {
+                Ok(n) => e.with_field("freeMessagesRemaining", json!(n)).into_response(),
+                Err(_) => e.into_response(),
+            }
+        }
+    }
+}
+
+fn input_error(e: InputError) -> ApiError {
+    ApiError::new(400, e.code, e.message)
+}
+
+async fn handle(app: &App, address: IpAddr, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
+    let bytes = axum::body::to_bytes(body, MAX_PROCESS_BODY).await.map_err(|_| {
+        ApiError::new(413, codes::PAYLOAD_TOO_LARGE, format!("request body exceeds {MAX_PROCESS_BODY} bytes"))
+    })?;
+    let request = agent_request::parse(&bytes).map_err(input_error)?;
+    // A caller that sends a key must send a good one; no key means a guest.
+    let payer = match headers.contains_key(header::AUTHORIZATION) {
+        true => Payer::Key(app.keys.check(headers, "chat").await?),
+        false => Payer::Guest(address),
+    };
+    let owner = match &payer {
+        Payer::Key(caller) => caller.key_id.clone(),
+        Payer::Guest(ip) => format!("addr:{ip}"),
+    };
+
+    // Everything that can be refused without running the model is refused before charging.
+    let history = match &request {
+        AgentRequest::Plain { prompt, model, chat_id, .. } => {
+            if !app.plain.serves(model) {
+                return Err(ApiError::new(
+                    501,
+                    codes::GPU_NOT_CONFIGURED,
+                    format!(
+                        "model `{}` has no configured GPU-node endpoint",
+                        model.chars().take(64).collect::<String>()
+                    ),
+                ));
+            }
+            let history = match chat_id {
+                Some(id) => crate::chats::history(&app.store, &owner, id, app.max_history_turns).await?,
+                None => Vec::new(),
+            };
+            let context = shared::catalog::context_length(model).unwrap_or(u32::MAX);
+            if app.plain.estimated_tokens(model, prompt, &history) > u64::from(context) {
+                return Err(ApiError::new(
+                    400,
+                    agent_request::codes::CONTEXT_LENGTH_EXCEEDED,
+                    format!("the prompt and chat history do not fit the model's {context}-token context"),
+                ));
+            }
+            history
+        }
+        AgentRequest::Encrypted { encrypted_prompt, .. } => {
+            Envelope::parse(encrypted_prompt)
+                .map_err(|e| ApiError::new(400, codes::INVALID_ENVELOPE, e.to_string()))?;
+            Vec::new()
+        }
+    };
+
+    let now = crate::unix_now();
+    let reference = format!("agent:{}", random_reference());
+    let charge = match metering::charge(&app.store, &payer, app.agent_price, app.free_per_day, &reference, now).await {
+        Ok(charge) => charge,
+        Err(ChargeError::Insufficient) => {
+            return Err(ApiError::new(
+                402,
+                codes::INSUFFICIENT_BALANCE,
+                "the prepaid balance does not cover this call",
+            ));
+        }
+        Err(ChargeError::FreeTrialExhausted) => {
+            let body = json!({
+                "success": false,
+                "requiresDeposit": true,
+                "reason": "free_trial_exhausted",
+                "error": "free_trial_exhausted",
+                "message": "no free messages left today; sign in with a wallet and deposit to continue",
+                "freeMessagesRemaining": 0,
+            });
+            return Ok(Json(body).into_response());
+        }
+        Err(ChargeError::Store(e)) => return Err(e.into()),
+    };
+
+    let result = match request {
+        AgentRequest::Plain { prompt, model, chat_id, path } => {
+            run_plain(app, &prompt, &model, &history, &path).await.map(|outcome| (outcome, prompt, model, chat_id))
+        }
+        AgentRequest::Encrypted { encrypted_prompt, model } => {
+            let answer = run_encrypted(app, encrypted_prompt, model).await;
+            let response = match answer {
+                Ok(mut response) => {
+                    let free = free_remaining(app, address, now).await?;
+                    if let Some(o) = response.as_object_mut() {
+                        o.insert("freeMessagesRemaining".into(), json!(free));
+                        o.insert("billing".into(), json!(charge.report()));
+                    }
+                    Ok(Json(response).into_response())
+                }
+                Err(e) => {
+                    metering::refund(&app.store, &charge, crate::unix_now()).await;
+                    Err(e)
+                }
+            };
+            return response;
+        }
+    };
+    let (outcome, prompt, model, chat_id) = match result {
+        Ok(v) => v,
+        Err(e) => {
+            metering::refund(&app.store, &charge, crate::unix_now()).await;
+            return Err(e);
+        }
+    };
+    if let Some(id) = chat_id {
+        crate::chats::append(&app.store, &owner, &id, &prompt, &outcome.reply, now).await?;
+    }
+    let free = free_remaining(app, address, now).await?;
+    Ok(Json(plain_body(outcome, &model, &charge, free)).into_response())
+}
+
+async fn run_plain(
+    app: &App,
+    prompt: &str,
+    model: &str,
+    history: &[crate::chats::Turn],
+    path: &Path,
+) -> Result<PlainOutcome, ApiError> {
+    app.plain.run(model, prompt, history, path).await.map_err(|e| match e {
+        agent::model::ModelError::ContextExceeded => {
+            ApiError::new(400, agent_request::codes::CONTEXT_LENGTH_EXCEEDED, e.to_string())
+        }
+        agent::model::ModelError::Timeout => ApiError::new(504, codes::MODEL_ERROR, e.to_string()),
+        _ => ApiError::new(502, codes::MODEL_ERROR, e.to_string()),
+    })
+}
+
+fn plain_body(outcome: PlainOutcome, model: &str, charge: &Charge, free: u32) -> Value {
+    let usage = json!({
+        "promptTokens": outcome.usage.prompt_tokens,
+        "completionTokens": outcome.usage.completion_tokens,
+        "totalTokens": outcome.usage.total_tokens,
+    });
+    match outcome.braid {
+        None => json!({
+            "success": true,
+            "reply": outcome.reply,
+            "toolCalls": outcome.tool_calls,
+            "usage": usage,
+            "iterations": outcome.iterations,
+            "model": model,
+            "provider": PROVIDER,
+            "billing": charge.report(),
+            "freeMessagesRemaining": free,
+        }),
+        Some(braid) => {
+            let cost = match charge {
+                Charge::FreeMessage { .. } => "FREE".to_string(),
+                Charge::Balance { amount, .. } => format!("{amount} {}", metering::CALL_CURRENCY),
+            };
+            let mut body = json!({
+                "success": true,
+                "reply": outcome.reply,
+                "reasoning": "braid",
+                "usage": usage,
+                "iterations": outcome.iterations,
+                "model": model,
+                "provider": PROVIDER,
+                "cost": cost,
+                "billing": charge.report(),
+                "freeMessagesRemaining": free,
+            });
+            if braid.include_trace {
+                body["braidTrace"] = json!({
+                    "grdId": braid.grd_id,
+                    "intent": braid.intent,
+                    "nodes": braid.nodes,
+                    "totalDurationMs": braid.total_duration_ms,
+                    "totalTokens": outcome.usage.total_tokens,
+                });
+            }
+            body
+        }
+    }
+}
+
+/// Encrypted mode: forward unread, check and commit the receipt, never fall back to plaintext.
+/// Every failure is HTTP 500 (contract §7), keeping the enclave's error code.
+async fn run_encrypted(app: &App, encrypted_prompt: String, model: String) -> Result<Value, ApiError> {
+    let enclave_error = |code: &'static str, message: &str| ApiError::new(500, code, message.to_string());
+    let request = ProcessRequest { encrypted_prompt, model: Some(model) };
+    let forward = Bytes::from(serde_json::to_vec(&request).map_err(|_| ApiError::internal())?);
+    let answer = app
+        .tee
+        .post_json("/agent", forward)
+        .await
+        .map_err(|_| ApiError { status: 500, ..ApiError::tee_unreachable(&app.tee.endpoint) })?;
+    if answer.status != 200 {
+        let refusal: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+        let code = refusal.get("error").and_then(Value::as_str).and_then(codes::known).unwrap_or(codes::ENCLAVE_ERROR);
+        let message = refusal.get("message").and_then(Value::as_str).unwrap_or("the enclave refused the request");
+        return Err(enclave_error(code, message));
+    }
+    let mut response: EncryptedAgentResponse = serde_json::from_slice(&answer.body)
+        .map_err(|_| enclave_error(codes::ENCLAVE_ERROR, "the enclave answered with an unexpected body"))?;
+    let prompt_hash = Envelope::parse(&request.encrypted_prompt)
+        .map(|e| e.ciphertext_hash())
+        .map_err(|_| enclave_error(codes::ENCLAVE_ERROR, "the enclave accepted an envelope the relay cannot parse"))?;
+    if response.receipt.verify(app.ledger.program_id()).map(|v| v.body.prompt_hash) != Ok(prompt_hash) {
+        return Err(enclave_error(codes::ENCLAVE_ERROR, "the enclave returned a receipt that does not verify"));
+    }
+    let signature = match app.ledger.commit(&response.receipt, &prompt_hash, crate::unix_now()).await {
+        Ok(id) => id,
+        Err(LedgerError::Duplicate) => {
+            return Err(enclave_error(codes::REPLAY_DETECTED, "a receipt for this ciphertext already exists"));
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "receipt commit failed");
+            return Err(ApiError::internal());
+        }
+    };
+    response.onchain_attestation = Some(OnchainAttestation {
+        address: response.receipt.address.clone(),
+        encrypted_prompt_hash: response.receipt.encrypted_prompt_hash.clone(),
+        explorer_url: format!("{}/attestation/by-tx/{signature}", app.public_url),
+        signature,
+    });
+    serde_json::to_value(&response).map_err(|_| ApiError::internal())
+}
+
+async fn free_remaining(app: &App, address: IpAddr, now: i64) -> Result<u32, ApiError> {
+    Ok(metering::free_remaining(&app.store, &address, app.free_per_day, now).await?)
+}
+
+fn random_reference() -> String {
+    use rand_core::{OsRng, RngCore};
+    let mut b = [0u8; 12];
+    OsRng.fill_bytes(&mut b);
+    hex::encode(b)
+}
