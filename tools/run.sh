@@ -30,9 +30,14 @@ cat >"$RUN_DIR/relay.json" <<JSON
   "listen": "127.0.0.1:$RELAY_PORT",
   "enclaveUrl": "http://127.0.0.1:$ENCLAVE_PORT",
   "dataDir": "$ROOT/data",
-  "apiKeys": ["$API_KEY"]
+  "apiKeys": ["$API_KEY"],
+  "models": {
+    "gpt-oss:20b": {"endpoint": "http://127.0.0.1:$LLM_PORT/v1", "upstreamModel": "smollm2-135m", "maxTokens": 128}
+  }
 }
 JSON
+# The balance id of the configured key (relay::auth::key_id): sha256 of the key, 16 hex digits.
+KEY_ID=key_$(python3 -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16])' "$API_KEY")
 
 pids=()
 cleanup() {
@@ -77,6 +82,22 @@ cat <<MSG
   and the receipt by the address chat prints:
 
     target/debug/svc receipt <address>
+
+  the agent (tool loop; no tool upstreams are configured offline, so tools answer "not configured"):
+
+    target/debug/svc agent "What is 2+2?"                      # plaintext: the relay runs the loop
+    target/debug/svc agent --encrypted "What is 2+2?"          # sealed: the enclave runs it
+    target/debug/svc agent --braid "Compare SOL vs JUP"        # guided reasoning (BRAID)
+
+  Without a key you are a guest with 5 free /agent messages a day. With the key, /agent is
+  paid from its prepaid balance; credit it (1 stablecoin = 1000000 base units), then check:
+
+    target/debug/relay --config .cache/run/relay.json admin credit --key-id $KEY_ID --currency usdc --amount 1000000
+    curl -s -H "Authorization: Bearer $API_KEY" http://127.0.0.1:$RELAY_PORT/api/v1/balance
+    target/debug/svc --api-key $API_KEY agent "What is 2+2?"
+
+  A wallet gets its own key by signing in (docs/billing.md: POST /api/v1/auth/challenge, then
+  /api/v1/auth/verify with the ed25519 signature of the challenge message).
 
   Ctrl-C stops everything.
 MSG

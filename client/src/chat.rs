@@ -76,7 +76,11 @@ impl Client {
         plaintext.max_tokens = options.max_tokens;
         plaintext.temperature = options.temperature;
         let sent = self.seal_prompt(&plaintext).await?;
-        let request = ProcessRequest { encrypted_prompt: sent.envelope.to_json_string(), model: options.model.clone() };
+        let request = ProcessRequest {
+            encrypted_prompt: sent.envelope.to_json_string(),
+            model: options.model.clone(),
+            max_tokens: None,
+        };
 
         let mut http = self.http.post(format!("{}/tee/process", self.base)).json(&request);
         if let Some(key) = &self.api_key {

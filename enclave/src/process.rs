@@ -109,7 +109,8 @@ impl Enclave {
             ReplayVerdict::Stale => return Err(ProcessError::Stale),
             ReplayVerdict::TimestampRequired => return Err(ProcessError::TimestampRequired),
         }
-        let max_tokens = Some(prompt.max_tokens.map_or(served.max_tokens, |m| m.min(served.max_tokens)));
+        let max_tokens = [prompt.max_tokens, request.max_tokens].into_iter().flatten().fold(served.max_tokens, u32::min);
+        let max_tokens = Some(max_tokens);
         Ok(Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens })
     }
 

@@ -28,6 +28,7 @@ pub struct AppState {
     pub free_per_day: u32,
     pub trusted_proxies: Vec<std::net::IpAddr>,
     pub max_history_turns: u32,
+    pub x402: crate::x402::X402,
 }
 
 pub type App = Arc<AppState>;
@@ -43,6 +44,8 @@ pub fn router(state: App) -> Router {
         .route("/tee/attestation", get(routes::tee::attestation))
         .route("/tee/process", post(routes::tee::process))
         .route("/agent", post(routes::agent::agent))
+        .route("/api/v1/x402/chat/completions", post(routes::x402::chat_completions))
+        .route("/.well-known/x402", get(routes::x402::manifest))
         .route("/api/v1/balance", get(routes::account::balance))
         .route("/api/v1/models", get(routes::account::models))
         .route("/api/v1/auth/challenge", post(routes::account::challenge))

@@ -43,6 +43,8 @@ pub struct RelayConfig {
     pub tools: agent::tools::ToolsConfig,
     /// Prior turns of a chat sent as context.
     pub max_history_turns: u32,
+    /// x402 pay-per-call (docs/billing.md).
+    pub x402: crate::x402::X402Config,
 }
 
 impl Default for RelayConfig {
@@ -68,6 +70,7 @@ impl Default for RelayConfig {
             warmup_attempts: 6,
             tools: Default::default(),
             max_history_turns: 20,
+            x402: Default::default(),
         }
     }
 }

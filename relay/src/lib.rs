@@ -19,6 +19,7 @@ pub mod plain_agent;
 pub mod routes;
 pub mod store;
 pub mod tee;
+pub mod x402;
 
 /// Unix seconds now (the relay's own clock; receipts carry the enclave's).
 pub fn unix_now() -> i64 {

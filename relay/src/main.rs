@@ -112,6 +112,7 @@ async fn run() -> Result<(), String> {
         free_per_day: config.free_messages_per_day,
         trusted_proxies: config.trusted_proxies.clone(),
         max_history_turns: config.max_history_turns,
+        x402: relay::x402::X402::new(&config.x402),
     });
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await

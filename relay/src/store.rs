@@ -12,6 +12,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("../migrations/0002_balances.sql")),
     (3, include_str!("../migrations/0003_keys.sql")),
     (4, include_str!("../migrations/0004_agent.sql")),
+    (5, include_str!("../migrations/0005_x402.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

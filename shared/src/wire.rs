@@ -92,6 +92,10 @@ pub struct ProcessRequest {
     pub encrypted_prompt: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// An outer cap on generated tokens (the x402 route's `maxTokens`): the enclave uses the
+    /// smallest of this, the sealed prompt's own `maxTokens` and the model's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 /// `POST /tee/process` success body. The relay adds `onchainAttestation`.

@@ -226,7 +226,7 @@ fn plain_body(outcome: PlainOutcome, model: &str, charge: &Charge, free: u32) ->
 /// Every failure is HTTP 500 (contract §7), keeping the enclave's error code.
 async fn run_encrypted(app: &App, encrypted_prompt: String, model: String) -> Result<Value, ApiError> {
     let enclave_error = |code: &'static str, message: &str| ApiError::new(500, code, message.to_string());
-    let request = ProcessRequest { encrypted_prompt, model: Some(model) };
+    let request = ProcessRequest { encrypted_prompt, model: Some(model), max_tokens: None };
     let forward = Bytes::from(serde_json::to_vec(&request).map_err(|_| ApiError::internal())?);
     let answer = app
         .tee

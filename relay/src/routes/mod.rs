@@ -2,3 +2,4 @@ pub mod account;
 pub mod agent;
 pub mod receipts;
 pub mod tee;
+pub mod x402;
