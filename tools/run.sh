@@ -61,6 +61,9 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 curl -sf "http://127.0.0.1:$RELAY_PORT/tee/public-key" >/dev/null || { echo "relay/enclave did not start; see $RUN_DIR/*.log"; exit 1; }
+# A development balance for the key, so paid calls work at once (1 stablecoin).
+target/debug/relay --config "$RUN_DIR/relay.json" admin credit --key-id "$KEY_ID" --currency usdc \
+  --amount 1000000 --reference "make run development credit" >/dev/null
 
 cat <<MSG
 
@@ -89,11 +92,13 @@ cat <<MSG
     target/debug/svc agent --encrypted "What is 2+2?"          # sealed: the enclave runs it
     target/debug/svc agent --braid "Compare SOL vs JUP"        # guided reasoning (BRAID)
 
-  Without a key you are a guest with 5 free /agent messages a day. With the key, /agent is
-  paid from its prepaid balance; credit it (1 stablecoin = 1000000 base units), then check:
+  Without a key you are a guest with 5 free /agent messages a day. With the key, chat and
+  /agent are paid from its prepaid balance; make run credited it with 1 stablecoin
+  (1000000 base units). Credit more, check it, and list what it paid for:
 
     target/debug/relay --config .cache/run/relay.json admin credit --key-id $KEY_ID --currency usdc --amount 1000000
     curl -s -H "Authorization: Bearer $API_KEY" http://127.0.0.1:$RELAY_PORT/api/v1/balance
+    curl -s -H "Authorization: Bearer $API_KEY" http://127.0.0.1:$RELAY_PORT/api/v1/usage
     target/debug/svc --api-key $API_KEY agent "What is 2+2?"
 
   A wallet gets its own key by signing in (docs/billing.md: POST /api/v1/auth/challenge, then

@@ -10,6 +10,15 @@ image/qemu-install.sh
 image/build.sh image/out
 export SVC_IMAGE_DIR=$PWD/image/out
 
+# The real x402 npm client the x402 end-to-end test pays with, from the committed lock; installed
+# again only when the lock changed since the last install.
+PEER=tests/x402-peer
+LOCK_SUM=$(sha256sum "$PEER/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$PEER/node_modules/.lock-sha256" 2>/dev/null)" != "$LOCK_SUM" ]; then
+  npm ci --prefix "$PEER" --no-audit --no-fund
+  echo "$LOCK_SUM" > "$PEER/node_modules/.lock-sha256"
+fi
+
 # The model server stays quick enough while tests run if it keeps one thread for itself.
 export LLM_THREADS=${LLM_THREADS:-1}
 tools/llm/start.sh "$LLM_DIR" "$PORT" >/dev/null

@@ -48,7 +48,7 @@ pub struct Fetched {
 pub struct GuardedFetch {
     config: FetchConfig,
     allow: Vec<SocketAddr>,
-    tls: Option<rustls::ClientConfig>,
+    tls: rustls::ClientConfig,
 }
 
 impl GuardedFetch {
@@ -64,7 +64,7 @@ impl GuardedFetch {
                 }
             })
             .collect();
-        GuardedFetch { config: config.clone(), allow, tls: web_pki_tls() }
+        GuardedFetch { config: config.clone(), allow, tls: crate::tools::web_pki_tls() }
     }
 
     pub async fn fetch(&self, request: FetchRequest<'_>) -> Result<Fetched, ToolError> {
@@ -154,7 +154,7 @@ impl GuardedFetch {
     /// A client for one hop: it can reach only `addrs` (any other lookup fails), follows no
     /// redirect and uses no proxy.
     fn hop_client(&self, url: &Url, addrs: &[SocketAddr], secs: u64) -> Result<reqwest::Client, ToolError> {
-        let tls = self.tls.clone().ok_or_else(|| ToolError::Upstream("TLS is not available".into()))?;
+        let tls = self.tls.clone();
         let mut builder = reqwest::Client::builder()
             .use_preconfigured_tls(tls)
             .redirect(reqwest::redirect::Policy::none())
@@ -243,16 +243,6 @@ impl reqwest::dns::Resolve for NoLookup {
     fn resolve(&self, _name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         Box::pin(std::future::ready(Err("name was not resolved by the guard".into())))
     }
-}
-
-/// The web PKI (compiled-in Mozilla roots), as `tools::upstream_client` uses. `None` only if
-/// ring refused the default protocol versions, which it never does; fetches then fail cleanly.
-fn web_pki_tls() -> Option<rustls::ClientConfig> {
-    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .ok()
-        .map(|builder| builder.with_root_certificates(roots).with_no_client_auth())
 }
 
 /// AWS's IPv4 instance metadata address (inside 169.254.0.0/16, listed for clarity).

@@ -15,7 +15,7 @@ use shared::wire::{FailureBody, ProcessRequest, PublicKeyResponse, codes};
 use shared::{b64, sha256};
 
 use crate::error::ProcessError;
-use crate::process::Enclave;
+use crate::process::{Enclave, ReplyFormat};
 
 pub fn router(enclave: Arc<Enclave>) -> Router {
     Router::new()
@@ -23,6 +23,7 @@ pub fn router(enclave: Arc<Enclave>) -> Router {
         .route("/attestation", get(attestation))
         .route("/process", post(process))
         .route("/agent", post(agent))
+        .route("/chat/completions", post(chat_completions))
         .layer(DefaultBodyLimit::max(MAX_ENVELOPE_JSON + 4096))
         .with_state(enclave)
 }
@@ -59,10 +60,20 @@ async fn attestation(State(enclave): State<Arc<Enclave>>, RawQuery(query): RawQu
 async fn process(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
     let started = std::time::Instant::now();
     let result = match serde_json::from_slice::<ProcessRequest>(&body) {
-        Ok(request) => enclave.process(&request).await,
+        Ok(request) => enclave.process(&request, ReplyFormat::Reply).await,
         Err(_) => Err(ProcessError::BadRequest),
     };
     answer("process", started, result.map(|r| (r.model.clone(), r)))
+}
+
+/// Chat whose sealed reply is a complete OpenAI `chat.completion` (same request shape).
+async fn chat_completions(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<ProcessRequest>(&body) {
+        Ok(request) => enclave.process(&request, ReplyFormat::ChatCompletion).await,
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    answer("chat/completions", started, result.map(|r| (r.model.clone(), r)))
 }
 
 /// Encrypted agent mode (same request shape as `/process`).

@@ -13,7 +13,8 @@ use shared::catalog::{self, PROVIDER};
 use shared::envelope::{Envelope, PromptPlaintext};
 use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
 use shared::wire::{
-    AgentReplyPlaintext, EncryptedAgentResponse, PrivacyGuarantee, ProcessRequest, ProcessResponse, ReplyPlaintext,
+    AgentReplyPlaintext, ChatCompletion, EncryptedAgentResponse, PrivacyGuarantee, ProcessRequest, ProcessResponse,
+    ReplyPlaintext,
 };
 use zeroize::Zeroizing;
 
@@ -22,6 +23,15 @@ use crate::config::EnclaveConfig;
 use crate::error::ProcessError;
 use crate::keys::EnclaveKeys;
 use crate::replay::{ReplayGuard, ReplayVerdict};
+
+/// What the sealed reply of a chat holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyFormat {
+    /// `{reply, model, usage, receipt}` (DESIGN §4.2), for `/tee/process`.
+    Reply,
+    /// A complete OpenAI `chat.completion` object plus `receipt`, for `/api/v1/chat/completions`.
+    ChatCompletion,
+}
 
 /// A request that passed every check before the model: decrypted, fresh, for a served model.
 struct Opened<'a> {
@@ -109,25 +119,39 @@ impl Enclave {
             ReplayVerdict::Stale => return Err(ProcessError::Stale),
             ReplayVerdict::TimestampRequired => return Err(ProcessError::TimestampRequired),
         }
-        let max_tokens = [prompt.max_tokens, request.max_tokens].into_iter().flatten().fold(served.max_tokens, u32::min);
+        let max_tokens =
+            [prompt.max_tokens, request.max_tokens].into_iter().flatten().fold(served.max_tokens, u32::min);
         let max_tokens = Some(max_tokens);
         Ok(Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens })
     }
 
-    pub async fn process(&self, request: &ProcessRequest) -> Result<ProcessResponse, ProcessError> {
+    pub async fn process(
+        &self,
+        request: &ProcessRequest,
+        format: ReplyFormat,
+    ) -> Result<ProcessResponse, ProcessError> {
         let Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens } = self.open(request)?;
         let chat = ChatRequest { temperature: prompt.temperature, max_tokens, messages: prompt.into_messages() };
         let reply = served.client.chat(&served.endpoint, &chat).await.map_err(ProcessError::Model)?;
         drop(chat);
 
         let receipt = self.issue_receipt(&envelope, &model_id)?;
-        let reply_plaintext = ReplyPlaintext {
-            reply: reply.content,
-            model: model_id.clone(),
-            usage: reply.usage,
-            receipt: receipt.clone(),
+        let sealed = match format {
+            ReplyFormat::Reply => serde_json::to_vec(&ReplyPlaintext {
+                reply: reply.content,
+                model: model_id.clone(),
+                usage: reply.usage,
+                receipt: receipt.clone(),
+            }),
+            ReplyFormat::ChatCompletion => serde_json::to_vec(&ChatCompletion::new(
+                reply.content,
+                &model_id,
+                reply.usage,
+                receipt.clone(),
+                unix_now(),
+            )),
         };
-        let reply_bytes = Zeroizing::new(serde_json::to_vec(&reply_plaintext).map_err(|_| ProcessError::Internal)?);
+        let reply_bytes = Zeroizing::new(sealed.map_err(|_| ProcessError::Internal)?);
         let encrypted_response = shared::reply::seal(&hpke_ctx, &envelope.enc, &reply_bytes, &mut OsRng);
 
         Ok(ProcessResponse {

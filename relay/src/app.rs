@@ -25,10 +25,12 @@ pub struct AppState {
     /// The plaintext `/agent` path (models and tools the relay calls itself).
     pub plain: crate::plain_agent::PlainAgent,
     pub agent_price: u64,
+    pub tee_process_price: u64,
     pub free_per_day: u32,
     pub trusted_proxies: Vec<std::net::IpAddr>,
     pub max_history_turns: u32,
     pub x402: crate::x402::X402,
+    pub rate_limits: crate::rate_limit::RateLimitConfig,
 }
 
 pub type App = Arc<AppState>;
@@ -48,6 +50,8 @@ pub fn router(state: App) -> Router {
         .route("/.well-known/x402", get(routes::x402::manifest))
         .route("/api/v1/balance", get(routes::account::balance))
         .route("/api/v1/models", get(routes::account::models))
+        .route("/api/v1/usage", get(routes::account::usage))
+        .route("/api/v1/chat/completions", post(routes::completions::chat_completions))
         .route("/api/v1/auth/challenge", post(routes::account::challenge))
         .route("/api/v1/auth/verify", post(routes::account::sign_in))
         .route("/api/v1/keys", get(routes::account::list_keys))
@@ -55,6 +59,7 @@ pub fn router(state: App) -> Router {
         .route("/api/v1/keys/{id}/rotate", post(routes::account::rotate_key))
         .route("/health", get(|| async { "ok" }))
         .merge(lookups)
+        .layer(middleware::from_fn_with_state(state.clone(), crate::rate_limit::limit))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
 }

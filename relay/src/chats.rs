@@ -38,9 +38,10 @@ pub async fn history(store: &Store, owner: &str, chat_id: &str, max: u32) -> Res
     Ok(turns)
 }
 
-/// Appends a user turn and the assistant's reply in one transaction. Two concurrent calls on
-/// one chat both land: the sequence is taken inside the transaction, and a collision on the
-/// primary key is retried.
+/// Appends a user turn and the assistant's reply in one transaction. Each insert takes its
+/// sequence number in the same statement (a leading write, so SQLite waits for the lock
+/// instead of failing); two concurrent calls on one chat collide on the key and the loser
+/// retries.
 pub async fn append(
     store: &Store,
     owner: &str,
@@ -49,35 +50,28 @@ pub async fn append(
     reply: &str,
     now: i64,
 ) -> Result<(), StoreError> {
-    for _ in 0..5 {
+    'attempt: for _ in 0..5 {
         let mut tx = store.begin().await?;
-        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS last FROM chat_turns WHERE owner = $1 AND chat_id = $2")
-            .bind(owner)
-            .bind(chat_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        let last: i64 = row.try_get("last")?;
-        let mut ok = true;
-        for (i, (role, content)) in [("user", prompt), ("assistant", reply)].into_iter().enumerate() {
+        for (role, content) in [("user", prompt), ("assistant", reply)] {
             let inserted = sqlx::query(
-                "INSERT INTO chat_turns (owner, chat_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5, $6) \
+                "INSERT INTO chat_turns (owner, chat_id, seq, role, content, created_at) \
+                 SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5 FROM chat_turns WHERE owner = $1 AND chat_id = $2 \
                  ON CONFLICT DO NOTHING",
             )
             .bind(owner)
             .bind(chat_id)
-            .bind(last + 1 + i as i64)
             .bind(role)
             .bind(content)
             .bind(now)
             .execute(&mut *tx)
             .await?;
-            ok &= inserted.rows_affected() == 1;
+            if inserted.rows_affected() != 1 {
+                tx.rollback().await?;
+                continue 'attempt;
+            }
         }
-        if ok {
-            tx.commit().await?;
-            return Ok(());
-        }
-        tx.rollback().await?;
+        tx.commit().await?;
+        return Ok(());
     }
     Err(StoreError::Corrupt("chat turn sequence kept colliding"))
 }

@@ -30,6 +30,8 @@ pub struct RelayConfig {
     pub price_per_million_tokens: std::collections::BTreeMap<String, u64>,
     /// Price of one `/agent` call (plaintext or encrypted), stablecoin base units.
     pub agent_price_per_call: u64,
+    /// Price of one `/tee/process` call, stablecoin base units.
+    pub tee_process_price_per_call: u64,
     /// Free `/agent` messages per network address and UTC day for callers without a key.
     pub free_messages_per_day: u32,
     /// Peers whose `X-Forwarded-For` is believed (the load balancer's addresses).
@@ -45,6 +47,8 @@ pub struct RelayConfig {
     pub max_history_turns: u32,
     /// x402 pay-per-call (docs/billing.md).
     pub x402: crate::x402::X402Config,
+    /// Requests per minute per key and per address (docs/billing.md).
+    pub rate_limits: crate::rate_limit::RateLimitConfig,
 }
 
 impl Default for RelayConfig {
@@ -63,6 +67,7 @@ impl Default for RelayConfig {
             price_per_million_tokens: [("gpt-oss:20b".to_string(), 200_000), ("gemma4:31b".to_string(), 600_000)]
                 .into(),
             agent_price_per_call: 1_000,
+            tee_process_price_per_call: 1_000,
             free_messages_per_day: 5,
             trusted_proxies: Vec::new(),
             models: Default::default(),
@@ -71,6 +76,7 @@ impl Default for RelayConfig {
             tools: Default::default(),
             max_history_turns: 20,
             x402: Default::default(),
+            rate_limits: Default::default(),
         }
     }
 }

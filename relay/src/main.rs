@@ -109,10 +109,12 @@ async fn run() -> Result<(), String> {
         prices: config.price_per_million_tokens.clone(),
         plain: relay::plain_agent::PlainAgent::from_config(&config).map_err(|e| e.to_string())?,
         agent_price: config.agent_price_per_call,
+        tee_process_price: config.tee_process_price_per_call,
         free_per_day: config.free_messages_per_day,
         trusted_proxies: config.trusted_proxies.clone(),
         max_history_turns: config.max_history_turns,
-        x402: relay::x402::X402::new(&config.x402),
+        x402: relay::x402::X402::new(&config.x402).map_err(|e| e.to_string())?,
+        rate_limits: config.rate_limits,
     });
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await

@@ -26,8 +26,21 @@ pub enum Payer {
 /// What was taken, to report (`billing`) and to give back on failure.
 #[derive(Debug, Clone)]
 pub enum Charge {
-    Balance { key_id: String, amount: i64, balance_after: i64, reference: String },
-    FreeMessage { address: String, day: i64 },
+    /// Taken from a key's balance; `usage_id` is the pending usage row written with the debit.
+    Balance {
+        key_id: String,
+        amount: i64,
+        balance_after: i64,
+        usage_id: Option<String>,
+    },
+    FreeMessage {
+        address: String,
+        day: i64,
+    },
+    /// Paid by an x402 payment (verified; settled only after the work succeeds).
+    X402 {
+        amount: u64,
+    },
 }
 
 /// The `billing` object of an `/agent` response.
@@ -53,6 +66,12 @@ impl Charge {
             Charge::FreeMessage { .. } => {
                 BillingReport { method: "free", charged: "0".into(), currency: CALL_CURRENCY, balance_after: None }
             }
+            Charge::X402 { amount } => BillingReport {
+                method: "x402",
+                charged: amount.to_string(),
+                currency: CALL_CURRENCY,
+                balance_after: None,
+            },
         }
     }
 
@@ -81,13 +100,13 @@ pub fn utc_day(now: i64) -> i64 {
     now.div_euclid(86_400)
 }
 
-/// Takes the price of one call from `payer`.
+/// Takes `price` (the call price, or the most a per-token call can cost) from `payer`.
 pub async fn charge(
     store: &Store,
     payer: &Payer,
     price: u64,
     free_per_day: u32,
-    reference: &str,
+    usage: billing::NewUsage<'_>,
     now: i64,
 ) -> Result<Charge, ChargeError> {
     match payer {
@@ -99,15 +118,15 @@ pub async fn charge(
                     key_id: caller.key_id.clone(),
                     amount: 0,
                     balance_after: after,
-                    reference: reference.into(),
+                    usage_id: None,
                 });
             }
-            match billing::debit(store, &caller.key_id, CALL_CURRENCY, amount, reference, now).await {
-                Ok(after) => Ok(Charge::Balance {
+            match billing::debit_for_usage(store, &caller.key_id, CALL_CURRENCY, amount, usage, now).await {
+                Ok((after, usage_id)) => Ok(Charge::Balance {
                     key_id: caller.key_id.clone(),
                     amount,
                     balance_after: after,
-                    reference: reference.into(),
+                    usage_id: Some(usage_id),
                 }),
                 Err(BillingError::Insufficient) => Err(ChargeError::Insufficient),
                 Err(BillingError::Store(e)) => Err(e.into()),
@@ -152,19 +171,41 @@ fn billing_message(e: &BillingError) -> &'static str {
 /// an error to read.
 pub async fn refund(store: &Store, charge: &Charge, now: i64) {
     let result = match charge {
-        Charge::Balance { amount: 0, .. } => Ok(()),
-        Charge::Balance { key_id, amount, reference, .. } => {
-            billing::credit(store, key_id, CALL_CURRENCY, *amount, "refund", reference, now).await.map(|_| ()).map_err(
-                |e| match e {
-                    BillingError::Store(s) => s,
-                    other => StoreError::Corrupt(billing_message(&other)),
-                },
-            )
-        }
+        Charge::Balance { usage_id: None, .. } => Ok(()),
+        Charge::Balance { usage_id: Some(id), .. } => billing::refund_usage(store, id, now).await.map_err(store_error),
         Charge::FreeMessage { address, day } => refund_free(store, address, *day).await,
+        // The payment is released by the caller (x402::X402::release), not here.
+        Charge::X402 { .. } => Ok(()),
     };
     if let Err(e) = result {
         tracing::error!(error = %e, "refund failed");
+    }
+}
+
+/// The call succeeded: records its tokens on the usage row and, for per-token prices, the
+/// final amount (what was taken beyond it is given back). Returns the charge as reported.
+pub async fn complete(
+    store: &Store,
+    charge: &mut Charge,
+    usage: shared::wire::Usage,
+    final_amount: Option<i64>,
+    now: i64,
+) -> Result<(), StoreError> {
+    if let Charge::Balance { usage_id: Some(id), amount, balance_after, .. } = charge {
+        let charged =
+            billing::complete_usage(store, id, usage.prompt_tokens, usage.completion_tokens, final_amount, now)
+                .await
+                .map_err(store_error)?;
+        *balance_after += *amount - charged;
+        *amount = charged;
+    }
+    Ok(())
+}
+
+fn store_error(e: BillingError) -> StoreError {
+    match e {
+        BillingError::Store(s) => s,
+        other => StoreError::Corrupt(billing_message(&other)),
     }
 }
 
@@ -192,9 +233,6 @@ pub async fn free_remaining(store: &Store, address: &IpAddr, free_per_day: u32, 
 }
 
 async fn balance_of(store: &Store, key_id: &str) -> Result<i64, StoreError> {
-    let rows = billing::balances(store, key_id).await.map_err(|e| match e {
-        BillingError::Store(s) => s,
-        other => StoreError::Corrupt(billing_message(&other)),
-    })?;
+    let rows = billing::balances(store, key_id).await.map_err(store_error)?;
     Ok(rows.into_iter().find(|(c, _)| c == CALL_CURRENCY).map_or(0, |(_, a)| a))
 }

@@ -13,6 +13,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (3, include_str!("../migrations/0003_keys.sql")),
     (4, include_str!("../migrations/0004_agent.sql")),
     (5, include_str!("../migrations/0005_x402.sql")),
+    (6, include_str!("../migrations/0006_usage.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

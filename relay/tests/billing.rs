@@ -90,3 +90,95 @@ async fn postgres_rules() {
     rules(db.store.clone()).await;
     db.finish().await;
 }
+
+/// A paid call's usage row is written with its debit, completed with its tokens (giving back
+/// what a per-token charge took beyond the final amount), or refunded in full, each change one
+/// transaction; the journal and the balance always agree.
+async fn usage_rows_follow_their_debits(store: Store) {
+    use relay::billing::{NewUsage, complete_usage, debit_for_usage, refund_usage, usage_page};
+    credit(&store, "key_u", "usdc", 10_000, "admin", "funding", 1).await.unwrap();
+    let usage = |route| NewUsage { route, model: "gpt-oss:20b" };
+    let (after, done) =
+        debit_for_usage(&store, "key_u", "usdc", 3_000, usage("/api/v1/chat/completions"), 2).await.unwrap();
+    assert_eq!(after, 7_000);
+    let (_, failed) = debit_for_usage(&store, "key_u", "usdc", 1_000, usage("/agent"), 3).await.unwrap();
+    let (_, flat) = debit_for_usage(&store, "key_u", "usdc", 1_000, usage("/agent"), 4).await.unwrap();
+    assert!(matches!(
+        debit_for_usage(&store, "key_u", "usdc", 6_000, usage("/agent"), 5).await,
+        Err(BillingError::Insufficient)
+    ));
+    // Per-token: 3000 reserved, 1234 is the final price: 1766 come back.
+    assert_eq!(complete_usage(&store, &done, 120, 30, Some(1_234), 6).await.unwrap(), 1_234);
+    refund_usage(&store, &failed, 7).await.unwrap();
+    refund_usage(&store, &failed, 8).await.unwrap(); // a second refund changes nothing
+    assert_eq!(complete_usage(&store, &flat, 0, 0, None, 9).await.unwrap(), 1_000);
+    assert!(complete_usage(&store, &flat, 0, 0, None, 10).await.is_err(), "completed once");
+    assert_eq!(balances(&store, "key_u").await.unwrap()[0], ("usdc".to_string(), 10_000 - 1_234 - 1_000));
+
+    let page = usage_page(&store, "key_u", 10, None).await.unwrap();
+    let summary: Vec<(&str, &str, &str, i64)> =
+        page.iter().map(|r| (r.route.as_str(), r.status.as_str(), r.charged.as_str(), r.prompt_tokens)).collect();
+    assert_eq!(
+        summary,
+        [
+            ("/agent", "completed", "1000", 0),
+            ("/agent", "refunded", "1000", 0),
+            ("/api/v1/chat/completions", "completed", "1234", 120)
+        ],
+        "newest first"
+    );
+    let first = usage_page(&store, "key_u", 2, None).await.unwrap();
+    let last = first.last().unwrap();
+    let rest = usage_page(&store, "key_u", 2, Some((last.created_at, &last.id))).await.unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].id, page[2].id);
+
+    // Every unit is in the journal.
+    let sum: i64 = sqlx::query("SELECT delta FROM balance_journal WHERE key_id = $1")
+        .bind("key_u")
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<i64, _>("delta"))
+        .sum();
+    assert_eq!(sum, 10_000 - 1_234 - 1_000);
+}
+
+/// A deposit reported twice, even concurrently, is credited once.
+async fn deposits_are_credited_once(store: Store) {
+    use relay::billing::{Deposit, credit_deposit};
+    let deposit =
+        Deposit { signature: "5sigDeposit".into(), key_id: "key_d".into(), currency: "svc".into(), amount: 777 };
+    let store = Arc::new(store);
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, deposit) = (store.clone(), deposit.clone());
+            tokio::spawn(async move { credit_deposit(&store, &deposit, 1).await.unwrap() })
+        })
+        .collect();
+    let mut credited = Vec::new();
+    for t in tasks {
+        credited.extend(t.await.unwrap());
+    }
+    assert_eq!(credited, [777]);
+    assert_eq!(balances(&store, "key_d").await.unwrap()[1], ("svc".to_string(), 777));
+    let bad = Deposit { amount: 0, ..deposit };
+    assert!(matches!(credit_deposit(&store, &bad, 2).await, Err(BillingError::NotPositive)));
+}
+
+#[tokio::test]
+async fn sqlite_usage_rows() {
+    let db = common::sqlite().await;
+    usage_rows_follow_their_debits(db.store.clone()).await;
+    deposits_are_credited_once(db.store.clone()).await;
+    db.finish().await;
+}
+
+#[tokio::test]
+async fn postgres_usage_rows() {
+    let Some(db) = common::postgres("usage").await else { return };
+    usage_rows_follow_their_debits(db.store.clone()).await;
+    deposits_are_credited_once(db.store.clone()).await;
+    db.finish().await;
+}

@@ -134,6 +134,70 @@ pub struct ReplyPlaintext {
     pub receipt: Receipt,
 }
 
+/// A complete OpenAI `chat.completion` object (the sealed reply of
+/// `/api/v1/chat/completions`), plus the enclave's `receipt` so the relay cannot swap it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatCompletion {
+    pub id: String,
+    pub object: String,
+    pub created: u64,
+    pub model: String,
+    pub choices: Vec<ChatCompletionChoice>,
+    pub usage: OpenAiUsage,
+    pub receipt: Receipt,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatCompletionChoice {
+    pub index: u32,
+    pub message: ChatCompletionMessage,
+    pub finish_reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatCompletionMessage {
+    pub role: String,
+    pub content: String,
+}
+
+/// Token counts in OpenAI's snake_case.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenAiUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+impl From<Usage> for OpenAiUsage {
+    fn from(u: Usage) -> Self {
+        OpenAiUsage {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            total_tokens: u.total_tokens,
+        }
+    }
+}
+
+impl ChatCompletion {
+    /// The completion for one reply; its id is derived from the receipt address (unique per
+    /// request, and lets a client find the receipt from the id alone).
+    pub fn new(content: String, model: &str, usage: Usage, receipt: Receipt, created: u64) -> Self {
+        ChatCompletion {
+            id: format!("chatcmpl-{}", receipt.address),
+            object: "chat.completion".into(),
+            created,
+            model: crate::catalog::prefixed(model),
+            choices: vec![ChatCompletionChoice {
+                index: 0,
+                message: ChatCompletionMessage { role: "assistant".into(), content },
+                finish_reason: "stop".into(),
+            }],
+            usage: usage.into(),
+            receipt,
+        }
+    }
+}
+
 /// One executed tool call, as `toolCalls` reports it (contract §2.3): in call order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {

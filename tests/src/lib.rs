@@ -180,6 +180,8 @@ impl Stack {
             "models": options.models(),
             "modelTimeoutSecs": 240,
             "tools": options.tools,
+            // Chat is free in tests unless a test sets a price (tests/tests/billing.rs does).
+            "teeProcessPricePerCall": 0,
         });
         if let (Some(base), Some(extra)) = (config.as_object_mut(), options.relay.as_object()) {
             base.extend(extra.clone());
@@ -228,6 +230,11 @@ impl Stack {
         shared::b64::decode(&body).unwrap()
     }
 
+    /// `relay admin credit` of `amount` stablecoin base units to `key_id`, as an operator would.
+    pub fn credit_usdc(&self, key_id: &str, amount: i64) {
+        credit_usdc(&self.dir.path().join("relay.json"), key_id, amount);
+    }
+
     pub fn relay_data_dir(&self) -> PathBuf {
         self.dir.path().join("relay-data")
     }
@@ -251,6 +258,18 @@ fn start_enclave(dir: &Path, port: u16, options: &StackOptions) -> Process {
     let p = Process::spawn("enclave", &config_path, dir.join(format!("enclave-{port}-{}.log", unique())), &env);
     wait_http(&format!("http://127.0.0.1:{port}/public-key"));
     p
+}
+
+/// `relay --config <config> admin credit` (the configuration names the database).
+pub fn credit_usdc(config: &Path, key_id: &str, amount: i64) {
+    let out = Command::new(binary("relay"))
+        .arg("--config")
+        .arg(config)
+        .args(["admin", "credit", "--key-id", key_id, "--currency", "usdc", "--amount", &amount.to_string()])
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 fn unique() -> u128 {

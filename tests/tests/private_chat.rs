@@ -162,7 +162,8 @@ async fn the_same_envelope_twice_gives_one_receipt() {
     assert!(refused["message"].as_str().unwrap().contains("already used"), "{refused}");
     assert_eq!(receipt_rows(&stack).await, 1);
     let enclave_log = stack.enclave.log_text();
-    assert_eq!(enclave_log.matches("process refused").count(), 1, "{enclave_log}");
+    let refusals = enclave_log.lines().filter(|l| l.contains("refused") && l.contains("route=\"process\"")).count();
+    assert_eq!(refusals, 1, "{enclave_log}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -205,7 +206,11 @@ async fn stopped_enclave_gives_tee_unreachable() {
     assert!(!body["message"].as_str().unwrap().is_empty());
     let (s, body) = get(&format!("{}/tee/attestation", stack.relay_url)).await;
     assert_eq!((s, body["error"].as_str()), (502, Some("tee_unreachable")));
-    let (s, body) = post_process(&stack, &json!({"encryptedPrompt": "{}"}), Some(API_KEY)).await;
+    // A well-formed envelope (the relay checks the form before forwarding), sealed to some key.
+    let plaintext = serde_json::to_vec(&shared::envelope::PromptPlaintext::from_prompt("x", 0)).unwrap();
+    let (envelope, _) = shared::envelope::seal(&[9u8; 32], &plaintext, &mut rand_core::OsRng).unwrap();
+    let body = json!({"encryptedPrompt": envelope.to_json_string()});
+    let (s, body) = post_process(&stack, &body, Some(API_KEY)).await;
     assert_eq!((s, body["error"].as_str(), body["success"].as_bool()), (502, Some("tee_unreachable"), Some(false)));
     assert_eq!(body["teeEndpoint"], endpoint.as_str());
 }

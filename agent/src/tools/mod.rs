@@ -225,7 +225,8 @@ pub fn upstream_client(timeout: Duration) -> reqwest::Client {
         .expect("static reqwest configuration is valid")
 }
 
-fn web_pki_tls() -> rustls::ClientConfig {
+/// The web PKI: compiled-in Mozilla roots, ring, safe default protocol versions.
+pub(crate) fn web_pki_tls() -> rustls::ClientConfig {
     let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
     rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()

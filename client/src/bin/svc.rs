@@ -278,9 +278,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                     eprintln!("tool:     {} {}", call["tool"].as_str().unwrap_or("?"), call["args"]);
                 }
                 if let Some(trace) = body.get("braidTrace") {
-                    eprintln!("plan:     {} (intent {})", trace["grdId"], trace["intent"]);
+                    let text = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
+                    eprintln!("plan:     {} (intent {})", text(&trace["grdId"]), text(&trace["intent"]));
                 }
-                eprintln!("model:    {} ({} iterations)", body["model"], body["iterations"]);
+                eprintln!("model:    {} ({} iterations)", body["model"].as_str().unwrap_or("?"), body["iterations"]);
                 eprintln!("billing:  {}; free messages left today: {}", body["billing"], body["freeMessagesRemaining"]);
                 eprintln!("note:     plaintext path: the relay saw this prompt (use --encrypted to avoid that)");
             }

@@ -23,6 +23,49 @@ pub async fn balance(State(app): State<App>, headers: HeaderMap) -> Result<Json<
     Ok(Json(json!({"keyId": key_id, "balances": list})))
 }
 
+#[derive(serde::Deserialize)]
+pub struct UsageQuery {
+    limit: Option<i64>,
+    /// The `nextCursor` of the previous page.
+    cursor: Option<String>,
+}
+
+/// `GET /api/v1/usage?limit=&cursor=`: the key's paid calls, newest first, with `nextCursor`
+/// while more remain (docs/billing.md).
+pub async fn usage(
+    State(app): State<App>,
+    headers: HeaderMap,
+    axum::extract::Query(query): axum::extract::Query<UsageQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let key_id = app.keys.check(&headers, "account").await?.key_id;
+    let limit = query.limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(ApiError::bad_request("limit must be between 1 and 200"));
+    }
+    let cursor = match query.cursor.as_deref() {
+        None => None,
+        Some(c) => {
+            let (at, id) = c.split_once('_').ok_or_else(|| ApiError::bad_request("cursor is not one we issued"))?;
+            let at: i64 = at.parse().map_err(|_| ApiError::bad_request("cursor is not one we issued"))?;
+            Some((at, id.to_string()))
+        }
+    };
+    let rows =
+        crate::billing::usage_page(&app.store, &key_id, limit + 1, cursor.as_ref().map(|(a, i)| (*a, i.as_str())))
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "usage read failed");
+                ApiError::internal()
+            })?;
+    let more = rows.len() as i64 > limit;
+    let page: Vec<_> = rows.into_iter().take(limit as usize).collect();
+    let next = match (more, page.last()) {
+        (true, Some(last)) => json!(format!("{}_{}", last.created_at, last.id)),
+        _ => Value::Null,
+    };
+    Ok(Json(json!({"keyId": key_id, "data": page, "nextCursor": next})))
+}
+
 /// `GET /api/v1/models` (contract §2.1): the listed catalog models with their prefixed ids,
 /// context length, status and price per million tokens (stablecoin base units, as a string).
 pub async fn models(State(app): State<App>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {

@@ -4,7 +4,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use axum::Json;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
@@ -16,7 +16,6 @@ use shared::wire::{EncryptedAgentResponse, OnchainAttestation, ProcessRequest, c
 use crate::agent_request::{self, AgentRequest, InputError, Path};
 use crate::app::App;
 use crate::error::ApiError;
-use crate::ledger::LedgerError;
 use crate::metering::{self, Charge, ChargeError, Payer};
 use crate::plain_agent::PlainOutcome;
 use crate::routes::tee::MAX_PROCESS_BODY;
@@ -96,8 +95,21 @@ async fn handle(app: &App, address: IpAddr, headers: &HeaderMap, body: Body) -> 
     };
 
     let now = crate::unix_now();
-    let reference = format!("agent:{}", random_reference());
-    let charge = match metering::charge(&app.store, &payer, app.agent_price, app.free_per_day, &reference, now).await {
+    // A guest may pay with x402 instead of spending a free message (contract §4.1).
+    let resource = format!("{}/agent", app.public_url);
+    let payment = match payer {
+        Payer::Guest(_) => match app.x402.verify(headers, &resource, &app.store).await {
+            Ok(payment) => payment,
+            Err(e) => return Ok(e.into_response()),
+        },
+        Payer::Key(_) => None,
+    };
+    let usage = crate::billing::NewUsage { route: "/agent", model: request.model() };
+    let charged = match &payment {
+        Some(p) => Ok(Charge::X402 { amount: p.amount() }),
+        None => metering::charge(&app.store, &payer, app.agent_price, app.free_per_day, usage, now).await,
+    };
+    let mut charge = match charged {
         Ok(charge) => charge,
         Err(ChargeError::Insufficient) => {
             return Err(ApiError::new(
@@ -112,49 +124,68 @@ async fn handle(app: &App, address: IpAddr, headers: &HeaderMap, body: Body) -> 
                 "requiresDeposit": true,
                 "reason": "free_trial_exhausted",
                 "error": "free_trial_exhausted",
-                "message": "no free messages left today; sign in with a wallet and deposit to continue",
+                "message": "no free messages left today: pay per call with x402 (see /.well-known/x402), or sign in \
+                            with a wallet and deposit",
                 "freeMessagesRemaining": 0,
             });
             return Ok(Json(body).into_response());
         }
         Err(ChargeError::Store(e)) => return Err(e.into()),
     };
+    let outcome = run(app, request, &history, &owner, address, &mut charge, now).await;
+    match (outcome, payment) {
+        (Ok(mut response), Some(payment)) => match app.x402.settle(&payment, &app.store).await {
+            Ok(settlement) => {
+                settlement.attach(&mut response);
+                Ok(response)
+            }
+            // No settlement, no reply (the payment is marked failed and cannot be reused).
+            Err(e) => Ok(e.into_response()),
+        },
+        (Ok(response), None) => Ok(response),
+        (Err(e), payment) => {
+            if let Some(payment) = payment {
+                app.x402.release(&payment, &app.store).await;
+            }
+            metering::refund(&app.store, &charge, crate::unix_now()).await;
+            Err(e)
+        }
+    }
+}
 
-    let result = match request {
+/// Runs the chosen path for a request that passed every check and is paid for.
+#[allow(clippy::too_many_arguments)]
+async fn run(
+    app: &App,
+    request: AgentRequest,
+    history: &[crate::chats::Turn],
+    owner: &str,
+    address: IpAddr,
+    charge: &mut Charge,
+    now: i64,
+) -> Result<Response, ApiError> {
+    match request {
         AgentRequest::Plain { prompt, model, chat_id, path } => {
-            run_plain(app, &prompt, &model, &history, &path).await.map(|outcome| (outcome, prompt, model, chat_id))
+            let outcome = run_plain(app, &prompt, &model, history, &path).await?;
+            if let Some(id) = chat_id {
+                crate::chats::append(&app.store, owner, &id, &prompt, &outcome.reply, now).await?;
+            }
+            metering::complete(&app.store, charge, outcome.usage, None, crate::unix_now()).await?;
+            let free = free_remaining(app, address, now).await?;
+            Ok(Json(plain_body(outcome, &model, charge, free)).into_response())
         }
         AgentRequest::Encrypted { encrypted_prompt, model } => {
-            let answer = run_encrypted(app, encrypted_prompt, model).await;
-            let response = match answer {
-                Ok(mut response) => {
-                    let free = free_remaining(app, address, now).await?;
-                    if let Some(o) = response.as_object_mut() {
-                        o.insert("freeMessagesRemaining".into(), json!(free));
-                        o.insert("billing".into(), json!(charge.report()));
-                    }
-                    Ok(Json(response).into_response())
-                }
-                Err(e) => {
-                    metering::refund(&app.store, &charge, crate::unix_now()).await;
-                    Err(e)
-                }
-            };
-            return response;
+            let mut response = run_encrypted(app, encrypted_prompt, model).await?;
+            // The relay never sees the encrypted call's tokens; the usage row keeps zeros.
+            metering::complete(&app.store, charge, shared::wire::Usage::default(), None, crate::unix_now()).await?;
+            let free = free_remaining(app, address, now).await?;
+            if let Some(o) = response.as_object_mut() {
+                o.insert("freeMessagesRemaining".into(), json!(free));
+                o.insert("billing".into(), json!(charge.report()));
+            }
+            Ok(Json(response).into_response())
         }
-    };
-    let (outcome, prompt, model, chat_id) = match result {
-        Ok(v) => v,
-        Err(e) => {
-            metering::refund(&app.store, &charge, crate::unix_now()).await;
-            return Err(e);
-        }
-    };
-    if let Some(id) = chat_id {
-        crate::chats::append(&app.store, &owner, &id, &prompt, &outcome.reply, now).await?;
     }
-    let free = free_remaining(app, address, now).await?;
-    Ok(Json(plain_body(outcome, &model, &charge, free)).into_response())
 }
 
 async fn run_plain(
@@ -195,6 +226,7 @@ fn plain_body(outcome: PlainOutcome, model: &str, charge: &Charge, free: u32) ->
             let cost = match charge {
                 Charge::FreeMessage { .. } => "FREE".to_string(),
                 Charge::Balance { amount, .. } => format!("{amount} {}", metering::CALL_CURRENCY),
+                Charge::X402 { amount } => format!("{amount} {} (x402)", metering::CALL_CURRENCY),
             };
             let mut body = json!({
                 "success": true,
@@ -225,42 +257,19 @@ fn plain_body(outcome: PlainOutcome, model: &str, charge: &Charge, free: u32) ->
 /// Encrypted mode: forward unread, check and commit the receipt, never fall back to plaintext.
 /// Every failure is HTTP 500 (contract §7), keeping the enclave's error code.
 async fn run_encrypted(app: &App, encrypted_prompt: String, model: String) -> Result<Value, ApiError> {
-    let enclave_error = |code: &'static str, message: &str| ApiError::new(500, code, message.to_string());
+    let as_500 = |e: ApiError| ApiError { status: 500, ..e };
+    let prompt_hash = Envelope::parse(&encrypted_prompt)
+        .map_err(|e| ApiError::new(500, codes::INVALID_ENVELOPE, e.to_string()))?
+        .ciphertext_hash();
     let request = ProcessRequest { encrypted_prompt, model: Some(model), max_tokens: None };
-    let forward = Bytes::from(serde_json::to_vec(&request).map_err(|_| ApiError::internal())?);
-    let answer = app
-        .tee
-        .post_json("/agent", forward)
-        .await
-        .map_err(|_| ApiError { status: 500, ..ApiError::tee_unreachable(&app.tee.endpoint) })?;
-    if answer.status != 200 {
-        let refusal: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
-        let code = refusal.get("error").and_then(Value::as_str).and_then(codes::known).unwrap_or(codes::ENCLAVE_ERROR);
-        let message = refusal.get("message").and_then(Value::as_str).unwrap_or("the enclave refused the request");
-        return Err(enclave_error(code, message));
-    }
-    let mut response: EncryptedAgentResponse = serde_json::from_slice(&answer.body)
-        .map_err(|_| enclave_error(codes::ENCLAVE_ERROR, "the enclave answered with an unexpected body"))?;
-    let prompt_hash = Envelope::parse(&request.encrypted_prompt)
-        .map(|e| e.ciphertext_hash())
-        .map_err(|_| enclave_error(codes::ENCLAVE_ERROR, "the enclave accepted an envelope the relay cannot parse"))?;
-    if response.receipt.verify(app.ledger.program_id()).map(|v| v.body.prompt_hash) != Ok(prompt_hash) {
-        return Err(enclave_error(codes::ENCLAVE_ERROR, "the enclave returned a receipt that does not verify"));
-    }
-    let signature = match app.ledger.commit(&response.receipt, &prompt_hash, crate::unix_now()).await {
-        Ok(id) => id,
-        Err(LedgerError::Duplicate) => {
-            return Err(enclave_error(codes::REPLAY_DETECTED, "a receipt for this ciphertext already exists"));
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "receipt commit failed");
-            return Err(ApiError::internal());
-        }
-    };
+    let body = crate::forward::post_to_enclave(app, "/agent", &request).await.map_err(as_500)?;
+    let mut response: EncryptedAgentResponse = serde_json::from_slice(&body)
+        .map_err(|_| ApiError::new(500, codes::ENCLAVE_ERROR, "the enclave answered with an unexpected body"))?;
+    let signature = crate::forward::commit_receipt(app, &response.receipt, &prompt_hash).await.map_err(as_500)?;
     response.onchain_attestation = Some(OnchainAttestation {
         address: response.receipt.address.clone(),
         encrypted_prompt_hash: response.receipt.encrypted_prompt_hash.clone(),
-        explorer_url: format!("{}/attestation/by-tx/{signature}", app.public_url),
+        explorer_url: crate::forward::explorer_url(app, &signature),
         signature,
     });
     serde_json::to_value(&response).map_err(|_| ApiError::internal())
@@ -268,11 +277,4 @@ async fn run_encrypted(app: &App, encrypted_prompt: String, model: String) -> Re
 
 async fn free_remaining(app: &App, address: IpAddr, now: i64) -> Result<u32, ApiError> {
     Ok(metering::free_remaining(&app.store, &address, app.free_per_day, now).await?)
-}
-
-fn random_reference() -> String {
-    use rand_core::{OsRng, RngCore};
-    let mut b = [0u8; 12];
-    OsRng.fill_bytes(&mut b);
-    hex::encode(b)
 }

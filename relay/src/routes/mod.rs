@@ -1,5 +1,6 @@
 pub mod account;
 pub mod agent;
+pub mod completions;
 pub mod receipts;
 pub mod tee;
 pub mod x402;

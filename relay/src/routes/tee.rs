@@ -1,16 +1,16 @@
 //! `/tee/*`: the enclave's key and attestation, and private chat. Ciphertext only.
 
 use axum::Json;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use shared::envelope::{Envelope, MAX_ENVELOPE_JSON};
-use shared::wire::{OnchainAttestation, ProcessRequest, ProcessResponse, codes};
+use shared::wire::{OnchainAttestation, ProcessRequest, codes};
 
 use crate::app::App;
 use crate::error::ApiError;
-use crate::ledger::LedgerError;
+use crate::metering::{self, ChargeError, Payer};
 use crate::tee::TeeAnswer;
 
 /// Largest `/tee/process` body: the largest envelope plus room for the other fields.
@@ -51,50 +51,44 @@ pub async fn process(State(app): State<App>, headers: HeaderMap, body: Body) -> 
 }
 
 async fn process_inner(app: &App, headers: &HeaderMap, body: Body) -> Result<Response, ApiError> {
-    app.keys.check(headers, "chat").await?;
+    let caller = app.keys.check(headers, "chat").await?;
     let bytes = axum::body::to_bytes(body, MAX_PROCESS_BODY).await.map_err(|_| {
         ApiError::new(413, codes::PAYLOAD_TOO_LARGE, format!("request body exceeds {MAX_PROCESS_BODY} bytes"))
     })?;
     let request: ProcessRequest = serde_json::from_slice(&bytes)
         .map_err(|_| ApiError::bad_request("body must be a JSON object with an `encryptedPrompt` string"))?;
-    // Forward only the fields the enclave knows.
-    let forward = Bytes::from(serde_json::to_vec(&request).expect("request serialises"));
-    let answer =
-        app.tee.post_json("/process", forward).await.map_err(|_| ApiError::tee_unreachable(&app.tee.endpoint))?;
-    if answer.status != 200 {
-        // The enclave's own refusal (e.g. decrypt_failed, replay_detected, gpu_not_configured).
-        return match serde_json::from_slice::<serde_json::Value>(&answer.body) {
-            Ok(v) if v.get("error").is_some_and(|e| e.is_string()) => Ok(passthrough(answer)),
-            _ => Err(ApiError::new(502, codes::ENCLAVE_ERROR, "the enclave answered with an unexpected body")),
-        };
-    }
-    let mut response: ProcessResponse = serde_json::from_slice(&answer.body)
-        .map_err(|_| ApiError::new(502, codes::ENCLAVE_ERROR, "the enclave answered with an unexpected body"))?;
-
-    // Check what we store: the receipt must verify and be for the ciphertext we forwarded.
-    let prompt_hash = Envelope::parse(&request.encrypted_prompt).map(|e| e.ciphertext_hash()).map_err(|_| {
-        ApiError::new(502, codes::ENCLAVE_ERROR, "the enclave accepted an envelope the relay cannot parse")
-    })?;
-    let verified = response.receipt.verify(app.ledger.program_id());
-    if verified.map(|v| v.body.prompt_hash) != Ok(prompt_hash) {
-        return Err(ApiError::new(502, codes::ENCLAVE_ERROR, "the enclave returned a receipt that does not verify"));
-    }
-
+    let prompt_hash = Envelope::parse(&request.encrypted_prompt)
+        .map_err(|e| ApiError::new(400, codes::INVALID_ENVELOPE, e.to_string()))?
+        .ciphertext_hash();
+    let model = shared::catalog::resolve(request.model.as_deref().unwrap_or(shared::catalog::DEFAULT_MODEL));
+    let usage = crate::billing::NewUsage { route: "/tee/process", model: &model };
     let now = crate::unix_now();
-    let signature = match app.ledger.commit(&response.receipt, &prompt_hash, now).await {
-        Ok(id) => id,
-        Err(LedgerError::Duplicate) => {
-            return Err(ApiError::new(409, codes::REPLAY_DETECTED, "a receipt for this ciphertext already exists"));
+    let mut charge = match metering::charge(&app.store, &Payer::Key(caller), app.tee_process_price, 0, usage, now).await
+    {
+        Ok(charge) => charge,
+        Err(ChargeError::Insufficient) => {
+            return Err(ApiError::new(
+                402,
+                codes::INSUFFICIENT_BALANCE,
+                "the prepaid balance does not cover this call",
+            ));
         }
+        Err(ChargeError::FreeTrialExhausted) => return Err(ApiError::internal()),
+        Err(ChargeError::Store(e)) => return Err(e.into()),
+    };
+    // Forward only the fields the enclave knows.
+    let (mut response, signature) = match crate::forward::chat(app, "/process", &request, &prompt_hash).await {
+        Ok(done) => done,
         Err(e) => {
-            tracing::error!(error = %e, "receipt commit failed");
-            return Err(ApiError::internal());
+            metering::refund(&app.store, &charge, crate::unix_now()).await;
+            return Err(e);
         }
     };
+    metering::complete(&app.store, &mut charge, response.usage, None, now).await?;
     response.onchain_attestation = Some(OnchainAttestation {
         address: response.receipt.address.clone(),
         encrypted_prompt_hash: response.receipt.encrypted_prompt_hash.clone(),
-        explorer_url: format!("{}/attestation/by-tx/{signature}", app.public_url),
+        explorer_url: crate::forward::explorer_url(app, &signature),
         signature,
     });
     Ok(Json(response).into_response())

@@ -7,6 +7,7 @@ pub mod brave;
 pub mod coingecko;
 pub mod colosseum;
 pub mod deepwiki;
+pub mod facilitator;
 pub mod github;
 pub mod jupiter;
 pub mod notion;

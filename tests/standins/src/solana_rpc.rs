@@ -1,5 +1,9 @@
-//! Stand-in for a Solana JSON-RPC 2.0 node: `POST /` with `getBalance` and
-//! `getTokenAccountsByOwner` (`jsonParsed`).
+//! Stand-in for a Solana JSON-RPC 2.0 node: `POST /` with `getBalance`,
+//! `getTokenAccountsByOwner` (`jsonParsed`), and, for the x402 client that builds payment
+//! transactions, `getAccountInfo` (`base64` or `base58`: the mints below as 82-byte SPL Mint
+//! accounts owned by their token program, the wallet's token accounts as 165-byte token accounts,
+//! the wallet as a system account, `value: null` for any other address) and `getLatestBlockhash`
+//! ([`BLOCKHASH`], valid to [`LAST_VALID_BLOCK_HEIGHT`]).
 //!
 //! `start()` serves on loopback and returns `(Running, Recorder)`; the `solanaRpc` upstream's
 //! base URL is `Running::base_url`. [`WALLET`] holds 2.5 SOL, two USDC accounts (1 and 0.5),
@@ -34,6 +38,14 @@ pub const JUP: &str = "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN";
 pub const PYUSD: &str = "2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo";
 /// The slot every answer reports.
 pub const SLOT: u64 = 341_197_053;
+/// The blockhash `getLatestBlockhash` answers (32 bytes, base58).
+pub const BLOCKHASH: &str = "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N";
+pub const LAST_VALID_BLOCK_HEIGHT: u64 = 319_482_211;
+const SYSTEM_PROGRAM: &str = "11111111111111111111111111111111";
+
+/// The mints `getAccountInfo` knows: (mint, token program, decimals).
+pub const MINTS: [(&str, &str, u8); 4] =
+    [(USDC, TOKEN_PROGRAM, 6), (BONK, TOKEN_PROGRAM, 5), (JUP, TOKEN_PROGRAM, 6), (PYUSD, TOKEN_2022_PROGRAM, 6)];
 
 /// The wallet's token accounts: (program, account, mint, raw amount, decimals).
 const ACCOUNTS: [(&str, &str, &str, u64, u8); 5] = [
@@ -158,6 +170,8 @@ fn call(recorder: &Recorder, request: &Value) -> Value {
     let result = match method {
         "getBalance" => get_balance(&params),
         "getTokenAccountsByOwner" => get_token_accounts(&params),
+        "getAccountInfo" => get_account_info(&params),
+        "getLatestBlockhash" => get_latest_blockhash(&params),
         _ => return error(id, -32601, "Method not found"),
     };
     match result {
@@ -239,6 +253,70 @@ fn get_token_accounts(params: &Value) -> Result<Value, String> {
     Ok(json!({"context": context(), "value": accounts}))
 }
 
+/// An 82-byte SPL Mint: no mint or freeze authority, initialized, `decimals` at byte 44.
+fn mint_data(decimals: u8) -> Vec<u8> {
+    let mut data = vec![0u8; 82];
+    data[36..44].copy_from_slice(&1_000_000_000_000u64.to_le_bytes());
+    data[44] = decimals;
+    data[45] = 1;
+    data
+}
+
+/// A 165-byte SPL token account: mint, owner, amount, initialized.
+fn token_account_data(mint: &str, owner: &str, amount: u64) -> Vec<u8> {
+    let mut data = vec![0u8; 165];
+    data[..32].copy_from_slice(&decode_base58(mint).unwrap_or_default());
+    data[32..64].copy_from_slice(&decode_base58(owner).unwrap_or_default());
+    data[64..72].copy_from_slice(&amount.to_le_bytes());
+    data[108] = 1;
+    data
+}
+
+fn get_account_info(params: &Value) -> Result<Value, String> {
+    let (address, config) = address_and_config(params, 1)?;
+    let encoding = config.and_then(|c| c.get("encoding")).and_then(Value::as_str).unwrap_or("base58");
+    if encoding != "base64" && encoding != "base58" {
+        return Err("Invalid params: this stand-in answers encoding base64 or base58 only".into());
+    }
+    let found: Option<(Vec<u8>, &str, u64)> = if let Some((_, program, decimals)) =
+        MINTS.iter().find(|(mint, _, _)| *mint == address)
+    {
+        Some((mint_data(*decimals), program, 1_461_600))
+    } else if let Some((program, _, mint, amount, _)) = ACCOUNTS.iter().find(|(_, account, ..)| *account == address) {
+        Some((token_account_data(mint, WALLET, *amount), program, 2_039_280))
+    } else if address == WALLET {
+        Some((Vec::new(), SYSTEM_PROGRAM, WALLET_LAMPORTS))
+    } else {
+        None
+    };
+    let value = found.map(|(data, owner, lamports)| {
+        let encoded = match encoding {
+            "base64" => shared::b64::encode(&data),
+            _ => bs58::encode(&data).into_string(),
+        };
+        json!({"data": [encoded, encoding], "executable": false, "lamports": lamports, "owner": owner,
+               "rentEpoch": 18_446_744_073_709_551_615u64, "space": data.len()})
+    });
+    Ok(json!({"context": context(), "value": value}))
+}
+
+fn get_latest_blockhash(params: &Value) -> Result<Value, String> {
+    match params {
+        Value::Null => {}
+        Value::Array(list) if list.len() <= 1 && list.iter().all(|c| c.is_object() || c.is_null()) => {
+            if let Some(commitment) = list.first().and_then(|c| c.get("commitment"))
+                && !matches!(commitment.as_str(), Some("processed" | "confirmed" | "finalized"))
+            {
+                return Err("Invalid params: unknown commitment".into());
+            }
+        }
+        _ => return Err("Invalid params: expected [config]".into()),
+    }
+    Ok(
+        json!({"context": context(), "value": {"blockhash": BLOCKHASH, "lastValidBlockHeight": LAST_VALID_BLOCK_HEIGHT}}),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,5 +332,32 @@ mod tests {
         assert_eq!(decode_base58("11111111111111111111111111111111"), Some(vec![0; 32]));
         assert_eq!(decode_base58("2g"), Some(vec![0x61]));
         assert!(!is_pubkey("0OIl"));
+        assert!(is_pubkey(BLOCKHASH));
+    }
+
+    #[test]
+    fn account_info_of_mints_and_accounts() {
+        let ask = |method: &str, params: Value| {
+            let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+            call(&Recorder::default(), &request)
+        };
+        let usdc = ask("getAccountInfo", json!([USDC, {"encoding": "base64"}]));
+        let value = &usdc["result"]["value"];
+        assert_eq!(value["owner"], TOKEN_PROGRAM);
+        let data = shared::b64::decode(value["data"][0].as_str().unwrap()).unwrap();
+        assert_eq!((data.len(), data[44], data[45]), (82, 6, 1));
+        let pyusd = ask("getAccountInfo", json!([PYUSD, {"encoding": "base64"}]));
+        assert_eq!(pyusd["result"]["value"]["owner"], TOKEN_2022_PROGRAM);
+        let account = ask("getAccountInfo", json!([ACCOUNTS[0].1, {"encoding": "base58"}]));
+        let data = decode_base58(account["result"]["value"]["data"][0].as_str().unwrap()).unwrap();
+        assert_eq!(&data[64..72], &1_000_000u64.to_le_bytes());
+        let nobody = ask("getAccountInfo", json!(["11111111111111111111111111111112", {"encoding": "base64"}]));
+        assert_eq!(nobody["result"]["value"], Value::Null);
+        let parsed = ask("getAccountInfo", json!([USDC, {"encoding": "jsonParsed"}]));
+        assert_eq!(parsed["error"]["code"], -32602);
+        let hash = ask("getLatestBlockhash", json!([{"commitment": "confirmed"}]));
+        assert_eq!(hash["result"]["value"]["blockhash"], BLOCKHASH);
+        assert_eq!(ask("getLatestBlockhash", json!([{"commitment": "soon"}]))["error"]["code"], -32602);
+        assert_eq!(ask("getSlot", json!([]))["error"]["code"], -32601);
     }
 }

@@ -1,0 +1,105 @@
+//! Typed x402 failures and their one mapping to HTTP (the x402 HTTP transport's status map):
+//! 402 with the x402 body and a reason code when a payment is refused (verification, settlement,
+//! reuse, requirements that were not offered), 400 for a payload that cannot be read, 502 when
+//! the facilitator cannot be used, 501 when x402 is not configured. Messages never contain the
+//! payment payload.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+use super::facilitator::FacilitatorError;
+use super::payment::PaymentError;
+use super::requirements::Offer;
+use crate::error::ApiError;
+use crate::store::StoreError;
+
+pub mod codes {
+    /// The 402 of a call sent without payment.
+    pub const PAYMENT_REQUIRED: &str = "payment_required";
+    /// The payment was reserved, settled or refused before (x402's duplicate-settlement reason).
+    pub const DUPLICATE_SETTLEMENT: &str = "duplicate_settlement";
+    /// v1 scheme/network or v2 `accepted` differ from what was offered.
+    pub const INVALID_PAYMENT_REQUIREMENTS: &str = "invalid_payment_requirements";
+    pub const X402_NOT_CONFIGURED: &str = "x402_not_configured";
+    pub const FACILITATOR_UNREACHABLE: &str = "facilitator_unreachable";
+    pub const FACILITATOR_ERROR: &str = "facilitator_error";
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum X402Error {
+    #[error("x402 payments are not configured on this relay")]
+    NotConfigured,
+    #[error("{error}")]
+    Malformed { error: PaymentError, offer: Box<Offer> },
+    #[error("the payment does not match the offered requirements (scheme, network, amount, asset, payTo, fee payer)")]
+    Mismatch { offer: Box<Offer> },
+    #[error("this payment was already used; sign a new one")]
+    Replay { offer: Box<Offer> },
+    #[error("the facilitator refused the payment")]
+    Refused { reason: String, offer: Box<Offer> },
+    #[error("the facilitator could not settle the payment; nothing was delivered")]
+    SettleFailed { reason: String, offer: Box<Offer>, settlement: (&'static str, String) },
+    #[error("{0}")]
+    Facilitator(FacilitatorError),
+    #[error("storage error: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl X402Error {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            X402Error::NotConfigured => StatusCode::NOT_IMPLEMENTED,
+            X402Error::Malformed { .. } => StatusCode::BAD_REQUEST,
+            X402Error::Mismatch { .. }
+            | X402Error::Replay { .. }
+            | X402Error::Refused { .. }
+            | X402Error::SettleFailed { .. } => StatusCode::PAYMENT_REQUIRED,
+            X402Error::Facilitator(_) => StatusCode::BAD_GATEWAY,
+            X402Error::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The reason code the body's `error` carries.
+    pub fn code(&self) -> &str {
+        match self {
+            X402Error::NotConfigured => codes::X402_NOT_CONFIGURED,
+            X402Error::Malformed { error, .. } => error.code(),
+            X402Error::Mismatch { .. } => codes::INVALID_PAYMENT_REQUIREMENTS,
+            X402Error::Replay { .. } => codes::DUPLICATE_SETTLEMENT,
+            X402Error::Refused { reason, .. } | X402Error::SettleFailed { reason, .. } => reason,
+            X402Error::Facilitator(FacilitatorError::Unreachable) => codes::FACILITATOR_UNREACHABLE,
+            X402Error::Facilitator(_) => codes::FACILITATOR_ERROR,
+            X402Error::Store(_) => shared::wire::codes::INTERNAL,
+        }
+    }
+}
+
+impl IntoResponse for X402Error {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let code = self.code().to_string();
+        let message = self.to_string();
+        match self {
+            X402Error::Malformed { offer, .. }
+            | X402Error::Mismatch { offer }
+            | X402Error::Replay { offer }
+            | X402Error::Refused { offer, .. } => offer.response(status, &code, &message, None),
+            X402Error::SettleFailed { offer, settlement, .. } => {
+                offer.response(status, &code, &message, Some(settlement))
+            }
+            X402Error::NotConfigured => ApiError::new(501, codes::X402_NOT_CONFIGURED, message).into_response(),
+            X402Error::Facilitator(e) => {
+                tracing::warn!(error = %e, "x402 facilitator failure");
+                let code = match e {
+                    FacilitatorError::Unreachable => codes::FACILITATOR_UNREACHABLE,
+                    _ => codes::FACILITATOR_ERROR,
+                };
+                ApiError::new(502, code, message).into_response()
+            }
+            X402Error::Store(e) => {
+                tracing::error!(error = %e, "x402 storage error");
+                ApiError::internal().into_response()
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The replay store: one row per payment in `x402_payments`, keyed by the hex sha256 of the
+//! payment transaction's message. The primary key makes a reservation a single step on both
+//! backends, so a payment is used once even when it arrives twice at the same moment or at two
+//! relays sharing PostgreSQL.
+//!
+//! States: `reserved` (verified, the work runs) → `settled` (the facilitator settled it) or
+//! `failed` (settlement was refused; the row stays so the payment is not used again). A
+//! reservation whose work failed is deleted, so the same payment may be retried. A reservation
+//! left by a relay that stopped mid-call stays `reserved` and keeps refusing the payment; its
+//! transaction's blockhash expires within about two minutes, so it could not settle anyway.
+
+use sqlx::Row;
+
+use crate::store::{Store, StoreError, is_unique_violation};
+
+pub const RESERVED: &str = "reserved";
+pub const SETTLED: &str = "settled";
+pub const FAILED: &str = "failed";
+
+/// `Ok(false)` when the payment is already reserved, settled or failed.
+pub async fn reserve(
+    store: &Store,
+    key: &str,
+    resource: &str,
+    amount: u64,
+    network: &str,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let amount = i64::try_from(amount).map_err(|_| StoreError::Corrupt("amount exceeds i64"))?;
+    let inserted = sqlx::query(
+        "INSERT INTO x402_payments (payment_hash, resource, amount, network, status, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(key)
+    .bind(resource)
+    .bind(amount)
+    .bind(network)
+    .bind(RESERVED)
+    .bind(now)
+    .bind(now)
+    .execute(store.pool())
+    .await;
+    match inserted {
+        Ok(_) => Ok(true),
+        Err(e) => {
+            let e = StoreError::from(e);
+            if is_unique_violation(&e) { Ok(false) } else { Err(e) }
+        }
+    }
+}
+
+/// Frees a reservation whose work failed. Settled and failed payments are never freed.
+pub async fn release(store: &Store, key: &str) -> Result<bool, StoreError> {
+    let done = sqlx::query("DELETE FROM x402_payments WHERE payment_hash = $1 AND status = $2")
+        .bind(key)
+        .bind(RESERVED)
+        .execute(store.pool())
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Records the settlement of a reserved payment.
+pub async fn mark_settled(
+    store: &Store,
+    key: &str,
+    payer: &str,
+    tx_signature: &str,
+    now: i64,
+) -> Result<bool, StoreError> {
+    finish(store, key, SETTLED, Some(payer), Some(tx_signature), now).await
+}
+
+/// Records that settlement was refused (or its outcome is unknown): the payment stays used.
+pub async fn mark_failed(store: &Store, key: &str, payer: &str, now: i64) -> Result<bool, StoreError> {
+    finish(store, key, FAILED, Some(payer), None, now).await
+}
+
+async fn finish(
+    store: &Store,
+    key: &str,
+    status: &str,
+    payer: Option<&str>,
+    tx_signature: Option<&str>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE x402_payments SET status = $1, payer = $2, tx_signature = $3, updated_at = $4 \
+         WHERE payment_hash = $5 AND status = $6",
+    )
+    .bind(status)
+    .bind(payer)
+    .bind(tx_signature)
+    .bind(now)
+    .bind(key)
+    .bind(RESERVED)
+    .execute(store.pool())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The stored status of a payment, if any (`reserved`, `settled`, `failed`).
+pub async fn status(store: &Store, key: &str) -> Result<Option<String>, StoreError> {
+    let row = sqlx::query("SELECT status FROM x402_payments WHERE payment_hash = $1")
+        .bind(key)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(row.map(|r| r.try_get("status")).transpose()?)
+}

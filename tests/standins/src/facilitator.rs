@@ -1,0 +1,894 @@
+//! Stand-in for an x402 facilitator (the HTTP API of `x402-foundation/x402` `specs/`, the same in
+//! v1 and v2): `GET /supported`, `POST /verify`, `POST /settle`, each body
+//! `{x402Version, paymentPayload, paymentRequirements}`.
+//!
+//! It really reads the client's payment: the base64, partially signed Solana transaction
+//! (legacy or v0) of the SVM `exact` scheme, and applies the scheme's checks that need no chain
+//! (`specs/schemes/exact/scheme_exact_svm.md`, static path): 3 to 7 instructions in the order
+//! SetComputeUnitLimit, SetComputeUnitPrice (at most 5 lamports per CU), TransferChecked under
+//! SPL Token or Token-2022 (mint = `asset`, destination = the associated token account of
+//! (`payTo`, `asset`) under that program, amount = the required amount exactly), then only
+//! Lighthouse or Memo instructions; at least one Memo, exactly one equal to `extra.memo` when
+//! that is set; the fee payer is account 0, is ours, appears in no instruction and is not the
+//! transfer authority; no address lookup tables; every required signature but the fee payer's
+//! verifies (ed25519 over the message). Refusals carry the reference reason codes.
+//!
+//! `/settle` verifies again, refuses a transaction already settled in the last 120 s
+//! (`duplicate_settlement`, keyed by the message so the empty fee-payer slot cannot be varied),
+//! signs as fee payer and answers the transaction signature (base58). Nothing is submitted
+//! anywhere. [`Facilitator`] records every request and settlement; `fail_with` makes later
+//! requests fail at the HTTP level and `refuse_settlement` makes `/settle` answer a failure.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use serde_json::{Value, json};
+use shared::address::{Address, find_program_address};
+
+pub const TOKEN_PROGRAM: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+pub const TOKEN_2022_PROGRAM: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
+pub const ASSOCIATED_TOKEN_PROGRAM: &str = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
+pub const COMPUTE_BUDGET_PROGRAM: &str = "ComputeBudget111111111111111111111111111111";
+pub const MEMO_PROGRAM: &str = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
+pub const LIGHTHOUSE_PROGRAM: &str = "L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95";
+/// The reference cap on the compute unit price: 5 lamports per CU.
+pub const MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS: u64 = 5_000_000;
+/// How long a settled transaction is remembered (`SETTLEMENT_TTL_MS`).
+pub const SETTLEMENT_TTL: Duration = Duration::from_secs(120);
+pub const MAX_MEMO_BYTES: usize = 256;
+
+/// Networks served: v1 names and their CAIP-2 ids.
+pub const NETWORKS: [(&str, &str); 2] = [
+    ("solana", "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"),
+    ("solana-devnet", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"),
+];
+
+/// Seed of the fee payer key (a test key; it signs nothing real).
+const FEE_PAYER_SEED: &[u8] = b"standins x402 facilitator fee payer";
+
+fn key(text: &str) -> [u8; 32] {
+    Address::parse(text).expect("a constant address").0
+}
+
+/// The associated token account of (`owner`, `mint`) under `token_program`.
+pub fn associated_token_account(owner: &[u8; 32], mint: &[u8; 32], token_program: &[u8; 32]) -> [u8; 32] {
+    find_program_address(&[owner, token_program, mint], &Address(key(ASSOCIATED_TOKEN_PROGRAM)))
+        .expect("an associated token account exists")
+        .0
+        .0
+}
+
+// ---------------------------------------------------------------------------------------------
+// Solana transactions: the wire format (compact-u16 counts, signatures, then the message).
+
+/// One instruction of a message, with indexes into the account keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompiledInstruction {
+    pub program_index: u8,
+    pub accounts: Vec<u8>,
+    pub data: Vec<u8>,
+}
+
+/// A decoded transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transaction {
+    pub signatures: Vec<[u8; 64]>,
+    /// The signed bytes.
+    pub message: Vec<u8>,
+    /// `None` for a legacy message, `Some(0)` for v0.
+    pub version: Option<u8>,
+    pub num_required_signatures: u8,
+    pub num_readonly_signed: u8,
+    pub num_readonly_unsigned: u8,
+    pub account_keys: Vec<[u8; 32]>,
+    pub recent_blockhash: [u8; 32],
+    pub instructions: Vec<CompiledInstruction>,
+    /// Address lookup tables used (v0); each is (table, writable indexes, readonly indexes).
+    pub lookups: Vec<([u8; 32], Vec<u8>, Vec<u8>)>,
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let out = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(out)
+    }
+    fn byte(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N)?.try_into().ok()
+    }
+    fn compact_u16(&mut self) -> Option<usize> {
+        let mut value = 0usize;
+        for i in 0..3 {
+            let b = self.byte()?;
+            value |= usize::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return (value <= usize::from(u16::MAX)).then_some(value);
+            }
+        }
+        None
+    }
+    fn bytes_vec(&mut self) -> Option<Vec<u8>> {
+        let n = self.compact_u16()?;
+        self.take(n).map(<[u8]>::to_vec)
+    }
+}
+
+/// Appends Solana's compact-u16 encoding of `n`.
+pub fn push_compact_u16(out: &mut Vec<u8>, mut n: usize) {
+    loop {
+        let mut b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n != 0 {
+            b |= 0x80;
+        }
+        out.push(b);
+        if n == 0 {
+            break;
+        }
+    }
+}
+
+impl Transaction {
+    /// Decodes wire bytes; `None` when they are not exactly one transaction.
+    pub fn decode(bytes: &[u8]) -> Option<Transaction> {
+        let mut r = Reader { bytes, at: 0 };
+        let count = r.compact_u16()?;
+        let signatures = (0..count).map(|_| r.array::<64>()).collect::<Option<Vec<_>>>()?;
+        let message = bytes.get(r.at..)?.to_vec();
+        let first = r.byte()?;
+        let (version, num_required_signatures) = if first & 0x80 != 0 {
+            if first & 0x7f != 0 {
+                return None; // only v0 exists
+            }
+            (Some(0), r.byte()?)
+        } else {
+            (None, first)
+        };
+        let num_readonly_signed = r.byte()?;
+        let num_readonly_unsigned = r.byte()?;
+        let n_keys = r.compact_u16()?;
+        let account_keys = (0..n_keys).map(|_| r.array::<32>()).collect::<Option<Vec<_>>>()?;
+        let recent_blockhash = r.array::<32>()?;
+        let n_ix = r.compact_u16()?;
+        let mut instructions = Vec::with_capacity(n_ix);
+        for _ in 0..n_ix {
+            let program_index = r.byte()?;
+            let accounts = r.bytes_vec()?;
+            let data = r.bytes_vec()?;
+            instructions.push(CompiledInstruction { program_index, accounts, data });
+        }
+        let mut lookups = Vec::new();
+        if version.is_some() {
+            let n = r.compact_u16()?;
+            for _ in 0..n {
+                let table = r.array::<32>()?;
+                lookups.push((table, r.bytes_vec()?, r.bytes_vec()?));
+            }
+        }
+        if r.at != bytes.len() || signatures.len() != usize::from(num_required_signatures) {
+            return None;
+        }
+        let keys = account_keys.len();
+        let header_ok = num_required_signatures >= 1
+            && usize::from(num_required_signatures) <= keys
+            && num_readonly_signed < num_required_signatures
+            && usize::from(num_readonly_unsigned) <= keys - usize::from(num_required_signatures);
+        let indexes_ok = instructions
+            .iter()
+            .all(|ix| usize::from(ix.program_index) < keys && ix.accounts.iter().all(|a| usize::from(*a) < keys));
+        (header_ok && indexes_ok).then_some(Transaction {
+            signatures,
+            message,
+            version,
+            num_required_signatures,
+            num_readonly_signed,
+            num_readonly_unsigned,
+            account_keys,
+            recent_blockhash,
+            instructions,
+            lookups,
+        })
+    }
+
+    /// The wire bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        push_compact_u16(&mut out, self.signatures.len());
+        for s in &self.signatures {
+            out.extend_from_slice(s);
+        }
+        out.extend_from_slice(&self.message);
+        out
+    }
+
+    pub fn program(&self, ix: &CompiledInstruction) -> [u8; 32] {
+        self.account_keys[usize::from(ix.program_index)]
+    }
+
+    pub fn account(&self, ix: &CompiledInstruction, i: usize) -> Option<[u8; 32]> {
+        ix.accounts.get(i).map(|a| self.account_keys[usize::from(*a)])
+    }
+}
+
+/// An instruction to compile: program, accounts (key, signer, writable) and data.
+#[derive(Debug, Clone)]
+pub struct Instruction {
+    pub program: [u8; 32],
+    pub accounts: Vec<([u8; 32], bool, bool)>,
+    pub data: Vec<u8>,
+}
+
+/// Compiles a v0 message with `fee_payer` first, then signers, writable before read-only.
+pub fn compile_v0(fee_payer: [u8; 32], instructions: &[Instruction], blockhash: [u8; 32]) -> Vec<u8> {
+    // (key, signer, writable), merged per key.
+    let mut metas: Vec<([u8; 32], bool, bool)> = vec![(fee_payer, true, true)];
+    let mut add = |k: [u8; 32], signer: bool, writable: bool| match metas.iter_mut().find(|m| m.0 == k) {
+        Some(m) => {
+            m.1 |= signer;
+            m.2 |= writable;
+        }
+        None => metas.push((k, signer, writable)),
+    };
+    for ix in instructions {
+        for (k, s, w) in &ix.accounts {
+            add(*k, *s, *w);
+        }
+        add(ix.program, false, false);
+    }
+    let rank = |m: &([u8; 32], bool, bool)| match (m.1, m.2) {
+        (true, true) => 0,
+        (true, false) => 1,
+        (false, true) => 2,
+        (false, false) => 3,
+    };
+    let payer = metas.remove(0);
+    metas.sort_by_key(rank);
+    metas.insert(0, payer);
+    let signers = metas.iter().filter(|m| m.1).count();
+    let readonly_signed = metas.iter().filter(|m| m.1 && !m.2).count();
+    let readonly_unsigned = metas.iter().filter(|m| !m.1 && !m.2).count();
+    let index = |k: &[u8; 32]| metas.iter().position(|m| m.0 == *k).expect("every key was added") as u8;
+
+    let mut out = vec![0x80, signers as u8, readonly_signed as u8, readonly_unsigned as u8];
+    push_compact_u16(&mut out, metas.len());
+    for m in &metas {
+        out.extend_from_slice(&m.0);
+    }
+    out.extend_from_slice(&blockhash);
+    push_compact_u16(&mut out, instructions.len());
+    for ix in instructions {
+        out.push(index(&ix.program));
+        push_compact_u16(&mut out, ix.accounts.len());
+        for (k, _, _) in &ix.accounts {
+            out.push(index(k));
+        }
+        push_compact_u16(&mut out, ix.data.len());
+        out.extend_from_slice(&ix.data);
+    }
+    push_compact_u16(&mut out, 0); // no address lookup tables
+    out
+}
+
+/// A wire transaction of `message` with every signer's slot filled by `signers` where they hold
+/// the key, and left empty (zeros) otherwise, as a client leaves the fee payer's.
+pub fn partially_sign(message: &[u8], signers: &[&SigningKey]) -> Vec<u8> {
+    let required = usize::from(if message[0] & 0x80 != 0 { message[1] } else { message[0] });
+    let mut wire = Vec::new();
+    push_compact_u16(&mut wire, required);
+    wire.extend(std::iter::repeat_n(0u8, 64 * required));
+    wire.extend_from_slice(message);
+    let mut tx = Transaction::decode(&wire).expect("a compiled message decodes");
+    for i in 0..required {
+        if let Some(k) = signers.iter().find(|k| k.verifying_key().to_bytes() == tx.account_keys[i]) {
+            tx.signatures[i] = k.sign(&tx.message).to_bytes();
+        }
+    }
+    tx.encode()
+}
+
+/// What an `exact` payment transaction is made of; [`ExactPayment::build`] gives the wire bytes
+/// the reference client would send.
+#[derive(Debug, Clone)]
+pub struct ExactPayment {
+    pub fee_payer: [u8; 32],
+    pub owner: SigningKey,
+    pub pay_to: [u8; 32],
+    pub mint: [u8; 32],
+    pub token_program: [u8; 32],
+    pub amount: u64,
+    pub decimals: u8,
+    pub compute_unit_limit: u32,
+    pub compute_unit_price: u64,
+    pub memo: Vec<u8>,
+    pub blockhash: [u8; 32],
+}
+
+impl ExactPayment {
+    /// The reference client's defaults: USDC under SPL Token, 20 000 CU at 1 µlamport, a
+    /// 32-hex-character memo.
+    pub fn new(fee_payer: [u8; 32], owner: SigningKey, pay_to: [u8; 32], amount: u64) -> Self {
+        ExactPayment {
+            fee_payer,
+            owner,
+            pay_to,
+            mint: key(crate::solana_rpc::USDC),
+            token_program: key(TOKEN_PROGRAM),
+            amount,
+            decimals: 6,
+            compute_unit_limit: 20_000,
+            compute_unit_price: 1,
+            memo: b"0123456789abcdef0123456789abcdef".to_vec(),
+            blockhash: [7; 32],
+        }
+    }
+
+    /// The three required instructions and the memo, in the scheme's order.
+    pub fn instructions(&self) -> Vec<Instruction> {
+        let owner = self.owner.verifying_key().to_bytes();
+        let source = associated_token_account(&owner, &self.mint, &self.token_program);
+        let destination = associated_token_account(&self.pay_to, &self.mint, &self.token_program);
+        let budget = key(COMPUTE_BUDGET_PROGRAM);
+        let mut limit = vec![2];
+        limit.extend_from_slice(&self.compute_unit_limit.to_le_bytes());
+        let mut price = vec![3];
+        price.extend_from_slice(&self.compute_unit_price.to_le_bytes());
+        let mut transfer = vec![12];
+        transfer.extend_from_slice(&self.amount.to_le_bytes());
+        transfer.push(self.decimals);
+        vec![
+            Instruction { program: budget, accounts: vec![], data: limit },
+            Instruction { program: budget, accounts: vec![], data: price },
+            Instruction {
+                program: self.token_program,
+                accounts: vec![
+                    (source, false, true),
+                    (self.mint, false, false),
+                    (destination, false, true),
+                    (owner, true, false),
+                ],
+                data: transfer,
+            },
+            Instruction { program: key(MEMO_PROGRAM), accounts: vec![], data: self.memo.clone() },
+        ]
+    }
+
+    pub fn build(&self) -> Vec<u8> {
+        self.build_with(&self.instructions())
+    }
+
+    /// Compiles and signs other instructions (for malformed payments).
+    pub fn build_with(&self, instructions: &[Instruction]) -> Vec<u8> {
+        partially_sign(&compile_v0(self.fee_payer, instructions, self.blockhash), &[&self.owner])
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Verification.
+
+/// A refusal: the reason code, and the payer when it is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub reason: &'static str,
+    pub payer: String,
+}
+
+fn refuse(reason: &'static str) -> Refusal {
+    Refusal { reason, payer: String::new() }
+}
+
+/// A payment that passed every check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted {
+    pub payer: String,
+    pub network: String,
+    pub amount: u64,
+    pub transaction: Transaction,
+}
+
+/// The checks of `/verify` against the body `{x402Version, paymentPayload, paymentRequirements}`.
+pub fn check(body: &Value, fee_payer: &[u8; 32]) -> Result<Accepted, Refusal> {
+    let version = body.get("x402Version").and_then(Value::as_u64).ok_or_else(|| refuse("invalid_x402_version"))?;
+    let payload = body.get("paymentPayload").filter(|p| p.is_object()).ok_or_else(|| refuse("invalid_payload"))?;
+    let req = body
+        .get("paymentRequirements")
+        .filter(|r| r.is_object())
+        .ok_or_else(|| refuse("invalid_payment_requirements"))?;
+    if payload.get("x402Version").and_then(Value::as_u64) != Some(version) || !(1..=2).contains(&version) {
+        return Err(refuse("invalid_x402_version"));
+    }
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let (payload_scheme, payload_network) = match version {
+        1 => (text(payload, "scheme"), text(payload, "network")),
+        _ => {
+            let accepted = payload.get("accepted").ok_or_else(|| refuse("invalid_payload"))?;
+            (text(accepted, "scheme"), text(accepted, "network"))
+        }
+    };
+    if payload_scheme.as_deref() != Some("exact") || text(req, "scheme").as_deref() != Some("exact") {
+        return Err(refuse("unsupported_scheme"));
+    }
+    let network = text(req, "network").ok_or_else(|| refuse("invalid_network"))?;
+    let served = NETWORKS.iter().any(|(v1, caip2)| if version == 1 { *v1 == network } else { *caip2 == network });
+    if payload_network.as_deref() != Some(network.as_str()) || !served {
+        return Err(refuse("invalid_network"));
+    }
+    let amount_field = if version == 1 { "maxAmountRequired" } else { "amount" };
+    let amount: u64 =
+        text(req, amount_field).and_then(|a| a.parse().ok()).ok_or_else(|| refuse("invalid_payment_requirements"))?;
+    let asset =
+        text(req, "asset").and_then(|a| Address::parse(&a)).ok_or_else(|| refuse("invalid_payment_requirements"))?;
+    let pay_to =
+        text(req, "payTo").and_then(|a| Address::parse(&a)).ok_or_else(|| refuse("invalid_payment_requirements"))?;
+    let extra = req.get("extra");
+    let required_fee_payer = extra
+        .and_then(|e| e.get("feePayer"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| refuse("invalid_exact_svm_payload_missing_fee_payer"))?;
+    if Address::parse(required_fee_payer).map(|a| a.0) != Some(*fee_payer) {
+        return Err(refuse("fee_payer_not_managed_by_facilitator"));
+    }
+    let memo = extra.and_then(|e| e.get("memo")).and_then(Value::as_str).filter(|m| !m.is_empty());
+
+    let tx = payload
+        .get("payload")
+        .and_then(|p| p.get("transaction"))
+        .and_then(Value::as_str)
+        .and_then(|t| shared::b64::decode(t).ok())
+        .and_then(|b| Transaction::decode(&b))
+        .ok_or_else(|| refuse("invalid_exact_svm_payload_transaction_could_not_be_decoded"))?;
+    if !tx.lookups.is_empty() {
+        return Err(refuse("invalid_exact_svm_smart_wallet_alt_resolution_not_available"));
+    }
+    if tx.account_keys.first() != Some(fee_payer) {
+        return Err(refuse("invalid_exact_svm_fee_payer_mismatch"));
+    }
+    // Every required signature but the fee payer's (which the facilitator adds) must verify.
+    for i in 1..usize::from(tx.num_required_signatures) {
+        let ok = VerifyingKey::from_bytes(&tx.account_keys[i])
+            .is_ok_and(|k| k.verify(&tx.message, &Signature::from_bytes(&tx.signatures[i])).is_ok());
+        if !ok {
+            return Err(refuse("invalid_exact_svm_payload_signature_invalid"));
+        }
+    }
+    let ixs = &tx.instructions;
+    if !(3..=7).contains(&ixs.len()) {
+        return Err(refuse("invalid_exact_svm_payload_transaction_instructions_length"));
+    }
+    let budget = key(COMPUTE_BUDGET_PROGRAM);
+    let (limit, price) = (&ixs[0], &ixs[1]);
+    if tx.program(limit) != budget || limit.data.len() != 5 || limit.data[0] != 2 || !limit.accounts.is_empty() {
+        return Err(refuse("invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction"));
+    }
+    if tx.program(price) != budget || price.data.len() != 9 || price.data[0] != 3 || !price.accounts.is_empty() {
+        return Err(refuse("invalid_exact_svm_payload_transaction_instructions_compute_price_instruction"));
+    }
+    let micro_lamports = u64::from_le_bytes(price.data[1..9].try_into().expect("8 bytes"));
+    if micro_lamports > MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS {
+        return Err(refuse("invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high"));
+    }
+    let transfer = &ixs[2];
+    let token_program = tx.program(transfer);
+    if (token_program != key(TOKEN_PROGRAM) && token_program != key(TOKEN_2022_PROGRAM))
+        || transfer.data.len() != 10
+        || transfer.data[0] != 12
+        || transfer.accounts.len() < 4
+    {
+        return Err(refuse("invalid_exact_svm_payload_no_transfer_instruction"));
+    }
+    let account = |i| tx.account(transfer, i).expect("four accounts checked");
+    let (mint, destination, authority) = (account(1), account(2), account(3));
+    let payer = Address(authority).to_string();
+    let refuse_for = |reason: &'static str| Refusal { reason, payer: payer.clone() };
+    if authority == *fee_payer || account(0) == *fee_payer {
+        return Err(refuse_for("invalid_exact_svm_payload_transaction_fee_payer_transferring_funds"));
+    }
+    let mentions_fee_payer = |ix: &CompiledInstruction| {
+        tx.program(ix) == *fee_payer || ix.accounts.iter().any(|a| tx.account_keys[usize::from(*a)] == *fee_payer)
+    };
+    if ixs.iter().any(mentions_fee_payer) {
+        return Err(refuse_for("invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts"));
+    }
+    // Only the sponsor and the client sign (spec §2.1.4).
+    if tx.num_required_signatures != 2 || tx.account_keys[1] != authority {
+        return Err(refuse_for("invalid_exact_svm_payload_excessive_signers"));
+    }
+    if mint != asset.0 {
+        return Err(refuse_for("invalid_exact_svm_payload_mint_mismatch"));
+    }
+    if destination != associated_token_account(&pay_to.0, &asset.0, &token_program) {
+        return Err(refuse_for("invalid_exact_svm_payload_recipient_mismatch"));
+    }
+    let paid = u64::from_le_bytes(transfer.data[1..9].try_into().expect("8 bytes"));
+    if paid != amount {
+        return Err(refuse_for("invalid_exact_svm_payload_amount_mismatch"));
+    }
+    let unknown = [
+        "invalid_exact_svm_payload_unknown_fourth_instruction",
+        "invalid_exact_svm_payload_unknown_fifth_instruction",
+        "invalid_exact_svm_payload_unknown_sixth_instruction",
+        "invalid_exact_svm_payload_unknown_seventh_instruction",
+    ];
+    let mut memos = Vec::new();
+    for (i, ix) in ixs[3..].iter().enumerate() {
+        let program = tx.program(ix);
+        if program == key(MEMO_PROGRAM) {
+            memos.push(&ix.data);
+        } else if program != key(LIGHTHOUSE_PROGRAM) {
+            return Err(refuse_for(unknown[i]));
+        }
+    }
+    match memo {
+        Some(m) => {
+            if memos.len() != 1 {
+                return Err(refuse_for("invalid_exact_svm_payload_memo_count"));
+            }
+            if memos[0].as_slice() != m.as_bytes() {
+                return Err(refuse_for("invalid_exact_svm_payload_memo_mismatch"));
+            }
+        }
+        // The client MUST add a memo (a random nonce of at least 16 bytes, hex) when none is set.
+        None => {
+            if memos.is_empty() {
+                return Err(refuse_for("invalid_exact_svm_payload_memo_count"));
+            }
+        }
+    }
+    if memos.iter().any(|m| m.len() > MAX_MEMO_BYTES || std::str::from_utf8(m).is_err()) {
+        return Err(refuse_for("invalid_exact_svm_payload_memo_mismatch"));
+    }
+    Ok(Accepted { payer, network, amount, transaction: tx })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server.
+
+/// One request the stand-in answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seen {
+    pub path: String,
+    pub body: Value,
+}
+
+/// One settlement it made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settlement {
+    /// base58 of the fee payer's signature: the transaction id.
+    pub transaction: String,
+    pub payer: String,
+    pub network: String,
+    pub amount: u64,
+    /// The fully signed transaction (base64), as it would be submitted.
+    pub signed_transaction: String,
+}
+
+#[derive(Default)]
+struct Inner {
+    seen: Mutex<Vec<Seen>>,
+    settled: Mutex<HashMap<[u8; 32], Instant>>,
+    settlements: Mutex<Vec<Settlement>>,
+    failure: Mutex<Option<u16>>,
+    refuse_settlement: Mutex<Option<&'static str>>,
+}
+
+/// The running stand-in's state.
+#[derive(Clone)]
+pub struct Facilitator {
+    key: Arc<SigningKey>,
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Facilitator {
+    /// The fee payer's address (base58), as `/supported` names it.
+    pub fn fee_payer(&self) -> String {
+        Address(self.fee_payer_bytes()).to_string()
+    }
+    pub fn fee_payer_bytes(&self) -> [u8; 32] {
+        self.key.verifying_key().to_bytes()
+    }
+    /// Every request, in order.
+    pub fn requests(&self) -> Vec<Seen> {
+        lock(&self.inner.seen).clone()
+    }
+    /// Requests to `path` (`/verify`, `/settle`, `/supported`).
+    pub fn requests_to(&self, path: &str) -> Vec<Seen> {
+        self.requests().into_iter().filter(|s| s.path == path).collect()
+    }
+    pub fn settlements(&self) -> Vec<Settlement> {
+        lock(&self.inner.settlements).clone()
+    }
+    /// Later requests answer this HTTP status with a body that is no facilitator answer.
+    pub fn fail_with(&self, status: Option<u16>) {
+        *lock(&self.inner.failure) = status;
+    }
+    /// Later settlements fail with this reason (e.g. `insufficient_funds`).
+    pub fn refuse_settlement(&self, reason: Option<&'static str>) {
+        *lock(&self.inner.refuse_settlement) = reason;
+    }
+}
+
+pub async fn start() -> (crate::Running, Facilitator) {
+    let seed: [u8; 32] = shared::sha256(FEE_PAYER_SEED);
+    let facilitator = Facilitator { key: Arc::new(SigningKey::from_bytes(&seed)), inner: Arc::default() };
+    let router = Router::new()
+        .route("/supported", get(supported))
+        .route("/verify", post(verify))
+        .route("/settle", post(settle))
+        .with_state(facilitator.clone());
+    (crate::serve(router).await, facilitator)
+}
+
+/// The body of forced failures; tests check it never reaches a client.
+pub const FAILURE_DETAIL: &str = "facilitator-internal-detail";
+
+/// Records the request; `Err` with the forced failure's status when one is set.
+fn record(f: &Facilitator, path: &str, body: &[u8]) -> Result<Value, StatusCode> {
+    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    lock(&f.inner.seen).push(Seen { path: path.to_string(), body: value.clone() });
+    match *lock(&f.inner.failure) {
+        Some(status) => Err(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)),
+        None => Ok(value),
+    }
+}
+
+async fn supported(State(f): State<Facilitator>) -> Response {
+    if let Err(status) = record(&f, "/supported", b"null") {
+        return (status, FAILURE_DETAIL).into_response();
+    }
+    let fee = f.fee_payer();
+    let mut kinds = Vec::new();
+    for (v1, caip2) in NETWORKS {
+        kinds.push(json!({"x402Version": 2, "scheme": "exact", "network": caip2, "extra": {"feePayer": fee}}));
+        kinds.push(json!({"x402Version": 1, "scheme": "exact", "network": v1, "extra": {"feePayer": fee}}));
+    }
+    Json(json!({"kinds": kinds, "extensions": [], "signers": {"solana:*": [fee]}})).into_response()
+}
+
+async fn verify(State(f): State<Facilitator>, body: Bytes) -> Response {
+    let body = match record(&f, "/verify", &body) {
+        Ok(b) => b,
+        Err(status) => return (status, FAILURE_DETAIL).into_response(),
+    };
+    match check(&body, &f.fee_payer_bytes()) {
+        Ok(ok) => Json(json!({"isValid": true, "payer": ok.payer})).into_response(),
+        Err(no) => Json(json!({"isValid": false, "invalidReason": no.reason, "payer": no.payer})).into_response(),
+    }
+}
+
+async fn settle(State(f): State<Facilitator>, body: Bytes) -> Response {
+    let body = match record(&f, "/settle", &body) {
+        Ok(b) => b,
+        Err(status) => return (status, FAILURE_DETAIL).into_response(),
+    };
+    let requested_network =
+        body.pointer("/paymentRequirements/network").and_then(Value::as_str).unwrap_or_default().to_string();
+    let failure = |reason: &str, payer: &str| {
+        Json(json!({"success": false, "errorReason": reason, "transaction": "", "network": requested_network,
+                    "payer": payer}))
+        .into_response()
+    };
+    let accepted = match check(&body, &f.fee_payer_bytes()) {
+        Ok(a) => a,
+        Err(no) => return failure(no.reason, &no.payer),
+    };
+    let message_key = shared::sha256(&accepted.transaction.message);
+    {
+        let mut settled = lock(&f.inner.settled);
+        settled.retain(|_, at| at.elapsed() < SETTLEMENT_TTL);
+        if settled.contains_key(&message_key) {
+            return failure("duplicate_settlement", &accepted.payer);
+        }
+        if let Some(reason) = *lock(&f.inner.refuse_settlement) {
+            return failure(reason, &accepted.payer);
+        }
+        settled.insert(message_key, Instant::now());
+    }
+    let mut tx = accepted.transaction;
+    let signature = f.key.sign(&tx.message).to_bytes();
+    tx.signatures[0] = signature;
+    let transaction = bs58::encode(signature).into_string();
+    lock(&f.inner.settlements).push(Settlement {
+        transaction: transaction.clone(),
+        payer: accepted.payer.clone(),
+        network: accepted.network.clone(),
+        amount: accepted.amount,
+        signed_transaction: shared::b64::encode(tx.encode()),
+    });
+    Json(json!({"success": true, "payer": accepted.payer, "transaction": transaction, "network": accepted.network}))
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAY_TO: &str = "2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4";
+
+    fn fee_key() -> SigningKey {
+        SigningKey::from_bytes(&[9; 32])
+    }
+
+    fn payment(amount: u64) -> ExactPayment {
+        ExactPayment::new(fee_key().verifying_key().to_bytes(), SigningKey::from_bytes(&[5; 32]), key(PAY_TO), amount)
+    }
+
+    fn body(version: u64, tx: &[u8], amount: u64, extra: Value) -> Value {
+        let tx = shared::b64::encode(tx);
+        let (v1, caip2) = NETWORKS[0];
+        let mut extra = extra;
+        if extra.get("feePayer").is_none() {
+            extra["feePayer"] = json!(Address(fee_key().verifying_key().to_bytes()).to_string());
+        }
+        let common = json!({"scheme": "exact", "asset": crate::solana_rpc::USDC, "payTo": PAY_TO,
+                            "maxTimeoutSeconds": 60, "extra": extra});
+        let mut req = common.clone();
+        if version == 1 {
+            req["network"] = json!(v1);
+            req["maxAmountRequired"] = json!(amount.to_string());
+            json!({"x402Version": 1, "paymentRequirements": req,
+                   "paymentPayload": {"x402Version": 1, "scheme": "exact", "network": v1, "payload": {"transaction": tx}}})
+        } else {
+            req["network"] = json!(caip2);
+            req["amount"] = json!(amount.to_string());
+            json!({"x402Version": 2, "paymentRequirements": req,
+                   "paymentPayload": {"x402Version": 2, "accepted": req, "payload": {"transaction": tx}}})
+        }
+    }
+
+    fn verdict(body: &Value) -> Result<String, &'static str> {
+        check(body, &fee_key().verifying_key().to_bytes()).map(|a| a.payer).map_err(|r| r.reason)
+    }
+
+    fn refusal(tx: &[u8], amount: u64) -> &'static str {
+        verdict(&body(1, tx, amount, json!({}))).unwrap_err()
+    }
+
+    #[test]
+    fn wire_format_round_trips() {
+        let bytes = payment(5000).build();
+        let tx = Transaction::decode(&bytes).unwrap();
+        assert_eq!(tx.encode(), bytes);
+        assert_eq!(tx.version, Some(0));
+        assert_eq!((tx.num_required_signatures, tx.num_readonly_signed), (2, 1));
+        assert_eq!(tx.signatures[0], [0; 64], "the fee payer's slot is left empty");
+        assert_eq!(tx.instructions.len(), 4);
+        assert_eq!(tx.instructions[2].data, [&[12u8][..], &5000u64.to_le_bytes(), &[6]].concat());
+        assert!(Transaction::decode(&bytes[..bytes.len() - 1]).is_none());
+        assert!(Transaction::decode(&[bytes.clone(), vec![0]].concat()).is_none());
+        let mut out = Vec::new();
+        push_compact_u16(&mut out, 300);
+        assert_eq!(out, [0xac, 0x02]);
+    }
+
+    #[test]
+    fn a_good_payment_passes_in_both_versions() {
+        let owner = Address(SigningKey::from_bytes(&[5; 32]).verifying_key().to_bytes()).to_string();
+        let tx = payment(5000).build();
+        assert_eq!(verdict(&body(1, &tx, 5000, json!({}))), Ok(owner.clone()));
+        assert_eq!(verdict(&body(2, &tx, 5000, json!({}))), Ok(owner.clone()));
+        let mut p = payment(5000);
+        p.token_program = key(TOKEN_2022_PROGRAM);
+        assert_eq!(verdict(&body(1, &p.build(), 5000, json!({}))), Ok(owner));
+    }
+
+    #[test]
+    fn amount_recipient_and_mint_must_match() {
+        assert_eq!(refusal(&payment(4999).build(), 5000), "invalid_exact_svm_payload_amount_mismatch");
+        let mut p = payment(5000);
+        p.pay_to = key(crate::solana_rpc::WALLET);
+        assert_eq!(refusal(&p.build(), 5000), "invalid_exact_svm_payload_recipient_mismatch");
+        let mut p = payment(5000);
+        p.mint = key(crate::solana_rpc::JUP);
+        assert_eq!(refusal(&p.build(), 5000), "invalid_exact_svm_payload_mint_mismatch");
+    }
+
+    #[test]
+    fn layout_rules() {
+        let p = payment(5000);
+        let ixs = p.instructions();
+        assert_eq!(
+            refusal(&p.build_with(&ixs[..2]), 5000),
+            "invalid_exact_svm_payload_transaction_instructions_length"
+        );
+        assert_eq!(refusal(&p.build_with(&ixs[..3]), 5000), "invalid_exact_svm_payload_memo_count");
+        let swapped = [ixs[1].clone(), ixs[0].clone(), ixs[2].clone(), ixs[3].clone()];
+        assert_eq!(
+            refusal(&p.build_with(&swapped), 5000),
+            "invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction"
+        );
+        let mut pricey = payment(5000);
+        pricey.compute_unit_price = MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS + 1;
+        assert_eq!(
+            refusal(&pricey.build(), 5000),
+            "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high"
+        );
+        let system = Instruction { program: [0; 32], accounts: vec![], data: vec![2, 0, 0, 0] };
+        let mut extra = ixs.clone();
+        extra.insert(3, system);
+        assert_eq!(refusal(&p.build_with(&extra), 5000), "invalid_exact_svm_payload_unknown_fourth_instruction");
+        let not_transfer = [ixs[0].clone(), ixs[1].clone(), ixs[3].clone(), ixs[3].clone()];
+        assert_eq!(refusal(&p.build_with(&not_transfer), 5000), "invalid_exact_svm_payload_no_transfer_instruction");
+    }
+
+    #[test]
+    fn memo_rules() {
+        let p = payment(5000);
+        let tx = p.build();
+        let with_memo = |memo: &str| verdict(&body(1, &tx, 5000, json!({"memo": memo})));
+        assert_eq!(with_memo("0123456789abcdef0123456789abcdef").map(|_| ()), Ok(()));
+        assert_eq!(with_memo("pi_other"), Err("invalid_exact_svm_payload_memo_mismatch"));
+        let mut ixs = p.instructions();
+        ixs.push(ixs[3].clone());
+        let two = p.build_with(&ixs);
+        assert_eq!(
+            verdict(&body(1, &two, 5000, json!({"memo": "0123456789abcdef0123456789abcdef"}))),
+            Err("invalid_exact_svm_payload_memo_count")
+        );
+    }
+
+    #[test]
+    fn fee_payer_safety_and_signatures() {
+        let fee = fee_key().verifying_key().to_bytes();
+        // The fee payer as the transfer authority (a client trying to spend the sponsor's tokens).
+        let mut p = payment(5000);
+        p.owner = fee_key();
+        let tx = partially_sign(&compile_v0(fee, &p.instructions(), p.blockhash), &[]);
+        assert_eq!(refusal(&tx, 5000), "invalid_exact_svm_payload_transaction_fee_payer_transferring_funds");
+        // The fee payer named by another instruction.
+        let p = payment(5000);
+        let mut ixs = p.instructions();
+        ixs[3].accounts.push((fee, false, true));
+        assert_eq!(
+            refusal(&p.build_with(&ixs), 5000),
+            "invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts"
+        );
+        // A broken client signature.
+        let mut tx = Transaction::decode(&p.build()).unwrap();
+        tx.signatures[1][0] ^= 1;
+        assert_eq!(refusal(&tx.encode(), 5000), "invalid_exact_svm_payload_signature_invalid");
+        // Another fee payer in the transaction, or in the requirements.
+        let other = ExactPayment { fee_payer: [4; 32], ..payment(5000) };
+        assert_eq!(refusal(&other.build(), 5000), "invalid_exact_svm_fee_payer_mismatch");
+        let b = body(1, &p.build(), 5000, json!({"feePayer": PAY_TO}));
+        assert_eq!(verdict(&b), Err("fee_payer_not_managed_by_facilitator"));
+        let b = body(1, &p.build(), 5000, json!({"feePayer": null}));
+        assert_eq!(verdict(&b), Err("invalid_exact_svm_payload_missing_fee_payer"));
+    }
+
+    #[test]
+    fn envelope_checks() {
+        let tx = payment(5000).build();
+        let mut b = body(1, &tx, 5000, json!({}));
+        b["paymentPayload"]["network"] = json!("solana-devnet");
+        assert_eq!(verdict(&b), Err("invalid_network"));
+        let mut b = body(2, &tx, 5000, json!({}));
+        b["paymentPayload"]["x402Version"] = json!(1);
+        assert_eq!(verdict(&b), Err("invalid_x402_version"));
+        let mut b = body(1, &tx, 5000, json!({}));
+        b["paymentRequirements"]["scheme"] = json!("upto");
+        assert_eq!(verdict(&b), Err("unsupported_scheme"));
+        let mut b = body(1, &tx, 5000, json!({}));
+        b["paymentPayload"]["payload"]["transaction"] = json!("AAAA");
+        assert_eq!(verdict(&b), Err("invalid_exact_svm_payload_transaction_could_not_be_decoded"));
+    }
+}
