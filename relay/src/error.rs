@@ -79,3 +79,19 @@ impl From<crate::store::StoreError> for ApiError {
         ApiError::internal()
     }
 }
+
+impl From<crate::metering::ChargeError> for ApiError {
+    fn from(e: crate::metering::ChargeError) -> Self {
+        use crate::metering::ChargeError;
+        match e {
+            ChargeError::Insufficient => {
+                ApiError::new(402, codes::INSUFFICIENT_BALANCE, "the prepaid balance does not cover this call")
+            }
+            // `/agent` answers exhaustion with its own 200 body before this mapping.
+            ChargeError::FreeTrialExhausted => {
+                ApiError::new(402, "free_trial_exhausted", "no free messages left today")
+            }
+            ChargeError::Store(e) => e.into(),
+        }
+    }
+}

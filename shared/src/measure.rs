@@ -3,7 +3,10 @@
 //! bytes; `svc measure` and the image build read the files and print or publish the values.
 
 pub mod rtmr;
+pub mod rtmr0;
+pub mod td_hob;
 pub mod tdvf;
+pub mod uefi_var;
 
 use sha2::{Digest, Sha256};
 
@@ -42,6 +45,8 @@ pub enum MeasureError {
     Firmware(#[from] tdvf::TdvfError),
     #[error("kernel: {0}")]
     Kernel(#[from] rtmr::KernelError),
+    #[error("RTMR0: {0}")]
+    Rtmr0(#[from] rtmr0::events::Rtmr0Error),
 }
 
 /// Measures firmware + kernel + initrd + command line (as given to QEMU's `-append`).
@@ -68,4 +73,18 @@ pub fn measure_image(
         rtmr2_events,
         rtmr2,
     })
+}
+
+/// RTMR0 for one firmware on one host profile, with its events.
+#[derive(Debug, Clone)]
+pub struct Rtmr0Measurement {
+    pub events: Vec<rtmr::Event>,
+    pub rtmr0: Mr,
+}
+
+/// Measures RTMR0 for `firmware` on the host described by `evidence` (tdx.md §4.2).
+pub fn measure_rtmr0(firmware: &[u8], evidence: &rtmr0::Rtmr0Evidence) -> Result<Rtmr0Measurement, MeasureError> {
+    let sections = tdvf::sections(firmware)?;
+    let events = rtmr0::rtmr0_events(firmware, &sections, evidence)?;
+    Ok(Rtmr0Measurement { rtmr0: rtmr::replay(&events), events })
 }

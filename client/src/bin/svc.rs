@@ -120,6 +120,11 @@ enum Command {
         /// Print a measurements file (schema v1) for publishing instead of the summary.
         #[arg(long)]
         measurements_json: bool,
+        /// Also compute RTMR0 for the host profile in this folder: files `memory` (e.g. `2G`, or
+        /// bytes), `table-loader`, `rsdp`, `tables` (QEMU fw_cfg etc/table-loader, etc/acpi/rsdp,
+        /// etc/acpi/tables captured from a TD). See docs/auditing.md.
+        #[arg(long, value_name = "DIR")]
+        rtmr0_profile: Option<PathBuf>,
     },
 }
 
@@ -286,7 +291,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 eprintln!("note:     plaintext path: the relay saw this prompt (use --encrypted to avoid that)");
             }
         }
-        Command::Measure { dir, diagnose, measurements_json } => return measure(&dir, diagnose, measurements_json),
+        Command::Measure { dir, diagnose, measurements_json, rtmr0_profile } => {
+            return measure(&dir, diagnose, measurements_json, rtmr0_profile.as_deref());
+        }
         Command::Receipt { query } => {
             let q = ReceiptQuery::parse(&query).ok_or(Failure(
                 30,
@@ -327,12 +334,49 @@ fn offline(trust: &TrustArgs, quote_path: &Path, now: u64, json: bool) -> Result
     Ok(doc.verdict.exit_code())
 }
 
-/// `svc measure DIR`: the registers a TD booting this image will have (QEMU ≥ 10.2).
-fn measure(dir: &Path, diagnose: bool, measurements_json: bool) -> Result<u8, Failure> {
+/// Reads a host profile folder for RTMR0. Absent files are left out, so that the evidence
+/// parser names the missing one.
+fn read_rtmr0_profile(dir: &Path) -> Result<shared::measure::rtmr0::Rtmr0Evidence, Failure> {
+    if !dir.is_dir() {
+        return Err(Failure(30, format!("{}: not a directory", dir.display())));
+    }
+    let mut files = std::collections::BTreeMap::new();
+    for name in shared::measure::rtmr0::evidence::PROFILE_FILES {
+        let path = dir.join(name);
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                files.insert(name.to_string(), bytes);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Failure(30, format!("{}: {e}", path.display()))),
+        }
+    }
+    shared::measure::rtmr0::Rtmr0Evidence::from_profile(&files)
+        .map_err(|e| Failure(30, format!("{}: {e}", dir.display())))
+}
+
+/// The name a profile folder is published under: its last path component.
+fn profile_name(dir: &Path) -> String {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "profile".into())
+}
+
+/// `svc measure DIR`: the registers a TD booting this image will have (QEMU ≥ 10.2), and
+/// RTMR0 for a host profile when one is given.
+fn measure(dir: &Path, diagnose: bool, measurements_json: bool, rtmr0_profile: Option<&Path>) -> Result<u8, Failure> {
     let cmdline = text(&dir.join("cmdline"))?;
     let cmdline = cmdline.trim_end_matches('\n');
+    let firmware = read(&dir.join("OVMF.fd"))?;
+    let rtmr0 = match rtmr0_profile {
+        Some(p) => {
+            let evidence = read_rtmr0_profile(p)?;
+            let m = shared::measure::measure_rtmr0(&firmware, &evidence).map_err(|e| Failure(30, e.to_string()))?;
+            Some((profile_name(p), evidence.memory, m))
+        }
+        None => None,
+    };
     let m = shared::measure::measure_image(
-        &read(&dir.join("OVMF.fd"))?,
+        &firmware,
         &read(&dir.join("vmlinuz"))?,
         &read(&dir.join("initrd.cpio"))?,
         cmdline,
@@ -351,7 +395,13 @@ fn measure(dir: &Path, diagnose: bool, measurements_json: bool) -> Result<u8, Fa
                 image("svc-enclave (MRTD single-pass: upstream KVM/QEMU)", m.mrtd_single_pass),
                 image("svc-enclave (MRTD two-pass: QEMU 8.x TDX)", m.mrtd_two_pass),
             ],
-            rtmr0: Vec::new(),
+            rtmr0: rtmr0
+                .iter()
+                .map(|(platform, _, r)| shared::attest::measurements::Rtmr0Entry {
+                    platform: platform.clone(),
+                    value: r.rtmr0,
+                })
+                .collect(),
             mr_config_id: None,
             mr_owner: None,
             mr_owner_config: None,
@@ -373,7 +423,11 @@ fn measure(dir: &Path, diagnose: bool, measurements_json: bool) -> Result<u8, Fa
                 s.page_aug()
             );
         }
-        for (name, events) in [("RTMR1", &m.rtmr1_events), ("RTMR2", &m.rtmr2_events)] {
+        let rtmr0_events = rtmr0.as_ref().map(|(_, _, r)| &r.events);
+        for (name, events) in
+            [("RTMR0", rtmr0_events), ("RTMR1", Some(&m.rtmr1_events)), ("RTMR2", Some(&m.rtmr2_events))]
+        {
+            let Some(events) = events else { continue };
             println!("{name} events (extend order):");
             for e in events {
                 println!("  {}  {}", hex::encode(e.digest), e.description);
@@ -382,6 +436,13 @@ fn measure(dir: &Path, diagnose: bool, measurements_json: bool) -> Result<u8, Fa
     }
     println!("MRTD      {}  (single-pass page order: upstream KVM/QEMU)", hex::encode(m.mrtd_single_pass));
     println!("MRTD      {}  (two-pass page order: QEMU 8.x TDX)", hex::encode(m.mrtd_two_pass));
+    if let Some((name, memory, r)) = &rtmr0 {
+        println!(
+            "RTMR0     {}  (host profile {name:?}: {} MiB, edk2-stable202502 event list; unvalidated on hardware)",
+            hex::encode(r.rtmr0),
+            memory >> 20
+        );
+    }
     println!("RTMR1     {}  (QEMU >= 10.2, kernel unpatched)", hex::encode(m.rtmr1));
     println!("RTMR2     {}  (cmdline {:?} + initrd)", hex::encode(m.rtmr2), shared::measure::load_options(cmdline));
     println!("image_id  {}  (sha256(MRTD single-pass || RTMR1 || RTMR2))", hex::encode(m.image_id));

@@ -111,13 +111,6 @@ async fn handle(app: &App, address: IpAddr, headers: &HeaderMap, body: Body) -> 
     };
     let mut charge = match charged {
         Ok(charge) => charge,
-        Err(ChargeError::Insufficient) => {
-            return Err(ApiError::new(
-                402,
-                codes::INSUFFICIENT_BALANCE,
-                "the prepaid balance does not cover this call",
-            ));
-        }
         Err(ChargeError::FreeTrialExhausted) => {
             let body = json!({
                 "success": false,
@@ -130,7 +123,7 @@ async fn handle(app: &App, address: IpAddr, headers: &HeaderMap, body: Body) -> 
             });
             return Ok(Json(body).into_response());
         }
-        Err(ChargeError::Store(e)) => return Err(e.into()),
+        Err(e) => return Err(e.into()),
     };
     let outcome = run(app, request, &history, &owner, address, &mut charge, now).await;
     match (outcome, payment) {

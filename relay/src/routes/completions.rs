@@ -14,7 +14,7 @@ use shared::wire::{OnchainAttestation, ProcessRequest, codes};
 
 use crate::app::App;
 use crate::error::ApiError;
-use crate::metering::{self, ChargeError, Payer};
+use crate::metering::{self, Payer};
 use crate::routes::tee::MAX_PROCESS_BODY;
 
 pub async fn chat_completions(State(app): State<App>, headers: HeaderMap, body: Body) -> Response {
@@ -53,18 +53,7 @@ async fn handle(app: &App, headers: &HeaderMap, body: Body) -> Result<Response, 
     let reserve = token_price(per_million, context);
     let usage = crate::billing::NewUsage { route: "/api/v1/chat/completions", model: &model };
     let now = crate::unix_now();
-    let mut charge = match metering::charge(&app.store, &Payer::Key(caller), reserve, 0, usage, now).await {
-        Ok(c) => c,
-        Err(ChargeError::Insufficient) => {
-            return Err(ApiError::new(
-                402,
-                codes::INSUFFICIENT_BALANCE,
-                format!("a call to this model needs {reserve} base units available (the full context at its price)"),
-            ));
-        }
-        Err(ChargeError::FreeTrialExhausted) => return Err(ApiError::internal()),
-        Err(ChargeError::Store(e)) => return Err(e.into()),
-    };
+    let mut charge = metering::charge(&app.store, &Payer::Key(caller), reserve, 0, usage, now).await?;
     let request = ProcessRequest { encrypted_prompt: envelope.clone(), model: Some(model.clone()), max_tokens: None };
     let (response, signature) = match crate::forward::chat(app, "/chat/completions", &request, &prompt_hash).await {
         Ok(done) => done,

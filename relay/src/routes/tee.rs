@@ -10,7 +10,7 @@ use shared::wire::{OnchainAttestation, ProcessRequest, codes};
 
 use crate::app::App;
 use crate::error::ApiError;
-use crate::metering::{self, ChargeError, Payer};
+use crate::metering::{self, Payer};
 use crate::tee::TeeAnswer;
 
 /// Largest `/tee/process` body: the largest envelope plus room for the other fields.
@@ -63,19 +63,7 @@ async fn process_inner(app: &App, headers: &HeaderMap, body: Body) -> Result<Res
     let model = shared::catalog::resolve(request.model.as_deref().unwrap_or(shared::catalog::DEFAULT_MODEL));
     let usage = crate::billing::NewUsage { route: "/tee/process", model: &model };
     let now = crate::unix_now();
-    let mut charge = match metering::charge(&app.store, &Payer::Key(caller), app.tee_process_price, 0, usage, now).await
-    {
-        Ok(charge) => charge,
-        Err(ChargeError::Insufficient) => {
-            return Err(ApiError::new(
-                402,
-                codes::INSUFFICIENT_BALANCE,
-                "the prepaid balance does not cover this call",
-            ));
-        }
-        Err(ChargeError::FreeTrialExhausted) => return Err(ApiError::internal()),
-        Err(ChargeError::Store(e)) => return Err(e.into()),
-    };
+    let mut charge = metering::charge(&app.store, &Payer::Key(caller), app.tee_process_price, 0, usage, now).await?;
     // Forward only the fields the enclave knows.
     let (mut response, signature) = match crate::forward::chat(app, "/process", &request, &prompt_hash).await {
         Ok(done) => done,

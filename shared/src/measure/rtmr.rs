@@ -13,7 +13,7 @@ pub struct Event {
 }
 
 impl Event {
-    fn of(description: impl Into<String>, data: &[u8]) -> Self {
+    pub(crate) fn of(description: impl Into<String>, data: &[u8]) -> Self {
         Event { description: description.into(), digest: Sha384::digest(data).into() }
     }
 }

@@ -18,7 +18,7 @@ const CHUNK: u64 = 256;
 const MAX_SECTIONS: u32 = 64;
 
 /// A GUID in its on-disk (mixed-endian) byte order.
-const fn guid(a: u32, b: u16, c: u16, d: [u8; 8]) -> [u8; 16] {
+pub(crate) const fn guid(a: u32, b: u16, c: u16, d: [u8; 8]) -> [u8; 16] {
     let a = a.to_le_bytes();
     let b = b.to_le_bytes();
     let c = c.to_le_bytes();
