@@ -111,7 +111,7 @@ enum Command {
     /// Fetch and verify a receipt by address, ciphertext hash or commit transaction.
     Receipt { query: String },
     /// Compute MRTD, RTMR1, RTMR2 and the image id of a built image folder
-    /// (OVMF.fd, vmlinuz, initrd.cpio, cmdline).
+    /// (OVMF.fd, vmlinuz, initrd.cpio, cmdline), and RTMR0 for a host profile.
     Measure {
         dir: PathBuf,
         /// Print every TDVF section and every RTMR event with its digest.
@@ -508,4 +508,42 @@ fn verdict_word(v: Verdict) -> &'static str {
 
 fn print_json(value: &impl serde::Serialize) {
     println!("{}", serde_json::to_string_pretty(value).expect("serialisable"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_profile(dir: &Path) {
+        std::fs::write(dir.join("memory"), "2G\n").unwrap();
+        std::fs::write(dir.join("table-loader"), [0u8; 128]).unwrap();
+        let mut rsdp = b"RSD PTR ".to_vec();
+        rsdp.resize(36, 0);
+        std::fs::write(dir.join("rsdp"), rsdp).unwrap();
+        std::fs::write(dir.join("tables"), b"DSDT").unwrap();
+    }
+
+    #[test]
+    fn rtmr0_profile_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = dir.path().join("qemu-q35-2G");
+        std::fs::create_dir(&profile).unwrap();
+        write_profile(&profile);
+        let evidence = read_rtmr0_profile(&profile).ok().unwrap();
+        assert_eq!(evidence.memory, 2 << 30);
+        assert_eq!(profile_name(&profile), "qemu-q35-2G");
+
+        std::fs::remove_file(profile.join("tables")).unwrap();
+        let Err(Failure(code, message)) = read_rtmr0_profile(&profile) else { panic!("a missing blob is refused") };
+        assert_eq!(code, 30);
+        assert!(message.contains("`tables` is missing"), "{message}");
+
+        write_profile(&profile);
+        std::fs::write(profile.join("memory"), "2048").unwrap(); // bytes, not MiB: too small
+        let evidence = read_rtmr0_profile(&profile).ok().unwrap();
+        assert_eq!(evidence.memory, 2048);
+        std::fs::write(profile.join("memory"), "two gigs").unwrap();
+        assert!(read_rtmr0_profile(&profile).is_err());
+        assert!(read_rtmr0_profile(&dir.path().join("absent")).is_err());
+    }
 }

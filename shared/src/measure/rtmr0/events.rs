@@ -104,7 +104,10 @@ pub fn rtmr0_events(firmware: &[u8], sections: &[Section], evidence: &Rtmr0Evide
             digest: digest(blob),
         });
     }
-    events.push(Event { description: "EV_EFI_VARIABLE_BOOT: BootOrder = 0000".into(), digest: digest(&boot_order(&[0])) });
+    events.push(Event {
+        description: "EV_EFI_VARIABLE_BOOT: BootOrder = 0000".into(),
+        digest: digest(&boot_order(&[0])),
+    });
     events.push(Event {
         description: "EV_EFI_VARIABLE_BOOT: Boot0000 = UiApp, Fv(DXEFV)/FvFile(UiApp)".into(),
         digest: digest(&uiapp_boot_option()),

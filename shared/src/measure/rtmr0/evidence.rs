@@ -98,8 +98,7 @@ impl Rtmr0Evidence {
         let memory_text = std::str::from_utf8(raw)
             .map_err(|_| EvidenceError::BadMemorySize(String::from_utf8_lossy(raw).into(), "not UTF-8"))?;
         let memory = parse_memory_size(memory_text)?;
-        let acpi =
-            AcpiBlobs::new(get(TABLE_LOADER_FILE)?.clone(), get(RSDP_FILE)?.clone(), get(TABLES_FILE)?.clone())?;
+        let acpi = AcpiBlobs::new(get(TABLE_LOADER_FILE)?.clone(), get(RSDP_FILE)?.clone(), get(TABLES_FILE)?.clone())?;
         Ok(Rtmr0Evidence { memory, acpi, secure_boot: SecureBootVariables::default() })
     }
 }
