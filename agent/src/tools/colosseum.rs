@@ -22,6 +22,7 @@
 use reqwest::{StatusCode, Url};
 use serde_json::{Value, json};
 
+use super::http::{cut_value, read_capped, transport_error};
 use crate::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
 use crate::tools::{ToolContext, Upstream};
 
@@ -65,12 +66,12 @@ impl Colosseum {
             .json(&body)
             .send()
             .await
-            .map_err(transport_error)?;
+            .map_err(|e| transport_error(PROVIDER, &e))?;
         let status = response.status();
         if !status.is_success() {
             return Err(status_error(status));
         }
-        let body = read_capped(response, MAX_BODY_BYTES).await?;
+        let body = read_capped(PROVIDER, response, MAX_BODY_BYTES).await?;
         let value: Value = serde_json::from_slice(&body)
             .map_err(|_| ToolError::Upstream(format!("{PROVIDER}: the answer is not valid JSON")))?;
         if !value["results"].is_array() {
@@ -78,17 +79,6 @@ impl Colosseum {
         }
         Ok(value)
     }
-}
-
-fn transport_error(e: reqwest::Error) -> ToolError {
-    let what = if e.is_timeout() {
-        "request timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    ToolError::Upstream(format!("{PROVIDER}: {what}"))
 }
 
 fn status_error(status: StatusCode) -> ToolError {
@@ -103,27 +93,6 @@ fn status_error(status: StatusCode) -> ToolError {
         _ => "unexpected status",
     };
     ToolError::Upstream(format!("{PROVIDER}: HTTP {code}, {what}"))
-}
-
-async fn read_capped(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, ToolError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
-        if body.len() + chunk.len() > max {
-            return Err(ToolError::Upstream(format!("{PROVIDER}: the answer is too large")));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-fn cut_value(v: &Value, max: usize) -> Value {
-    match v.as_str() {
-        Some(s) => match s.char_indices().nth(max) {
-            Some((end, _)) => Value::String(format!("{}…", &s[..end])),
-            None => Value::String(s.to_string()),
-        },
-        None => Value::Null,
-    }
 }
 
 fn query_arg(args: &Args) -> Result<String, ToolError> {
@@ -218,7 +187,7 @@ fn project(p: &Value) -> Value {
     let mut out = json!({
         "slug": p["slug"],
         "name": p["name"],
-        "oneLiner": cut_value(&p["oneLiner"], MAX_TEXT_CHARS),
+        "oneLiner": cut_value(&p["oneLiner"], MAX_TEXT_CHARS, true),
         "hackathon": p["hackathon"]["name"],
         "tracks": tracks,
         "similarity": p["similarity"],
@@ -233,7 +202,7 @@ fn project(p: &Value) -> Value {
         });
     }
     if let Some(first) = p["evidence"].as_array().and_then(|e| e.first()) {
-        out["evidence"] = cut_value(first, MAX_TEXT_CHARS);
+        out["evidence"] = cut_value(first, MAX_TEXT_CHARS, true);
     }
     out
 }
@@ -284,13 +253,13 @@ impl Tool for ColosseumArchives {
                 .map(|d| {
                     json!({
                         "documentId": d["documentId"],
-                        "title": cut_value(&d["title"], MAX_TEXT_CHARS),
+                        "title": cut_value(&d["title"], MAX_TEXT_CHARS, true),
                         "author": d["author"],
                         "source": d["source"],
                         "url": d["url"],
                         "publishedAt": d["publishedAt"],
                         "similarity": d["similarity"],
-                        "snippet": cut_value(&d["snippet"], MAX_SNIPPET_CHARS),
+                        "snippet": cut_value(&d["snippet"], MAX_SNIPPET_CHARS, true),
                     })
                 })
                 .collect();

@@ -23,6 +23,7 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
+use super::http::{cut, read_capped, transport_error};
 use crate::tool::{Args, Tool, ToolError, ToolFuture, str_arg};
 use crate::tools::{ToolContext, Upstream};
 
@@ -121,13 +122,6 @@ fn answer(repo: &str, result: &Value) -> Result<Value, ToolError> {
     Ok(json!({"repo": repo, "answer": text, "truncated": truncated}))
 }
 
-fn cut(s: &str, max: usize) -> (String, bool) {
-    match s.char_indices().nth(max) {
-        Some((end, _)) => (s[..end].to_string(), true),
-        None => (s.to_string(), false),
-    }
-}
-
 /// One MCP session over the Streamable HTTP transport.
 struct Session<'a> {
     http: &'a reqwest::Client,
@@ -191,24 +185,13 @@ impl Session<'_> {
         if let Some(key) = &self.upstream.api_key {
             request = request.bearer_auth(key.as_str());
         }
-        let response = request.send().await.map_err(transport_error)?;
+        let response = request.send().await.map_err(|e| transport_error(PROVIDER, &e))?;
         let status = response.status();
         if !status.is_success() {
             return Err(status_error(status));
         }
         Ok(response)
     }
-}
-
-fn transport_error(e: reqwest::Error) -> ToolError {
-    let what = if e.is_timeout() {
-        "request timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    ToolError::Upstream(format!("{PROVIDER}: {what}"))
 }
 
 fn status_error(status: StatusCode) -> ToolError {
@@ -233,13 +216,13 @@ async fn rpc_result(mut response: reqwest::Response, id: u64) -> Result<Value, T
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
-    let mut body: Vec<u8> = Vec::new();
     let message = if is_stream {
         // Read until the matching message arrives: the stream may stay open after it.
+        let mut body: Vec<u8> = Vec::new();
         let mut scanned = 0;
         let mut found = None;
         while found.is_none() {
-            match response.chunk().await.map_err(transport_error)? {
+            match response.chunk().await.map_err(|e| transport_error(PROVIDER, &e))? {
                 Some(chunk) => {
                     if body.len() + chunk.len() > MAX_BODY_BYTES {
                         return Err(ToolError::Upstream(format!("{PROVIDER}: the answer is too large")));
@@ -255,12 +238,7 @@ async fn rpc_result(mut response: reqwest::Response, id: u64) -> Result<Value, T
         }
         found
     } else {
-        while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
-            if body.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(ToolError::Upstream(format!("{PROVIDER}: the answer is too large")));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = read_capped(PROVIDER, response, MAX_BODY_BYTES).await?;
         let value: Value = serde_json::from_slice(&body)
             .map_err(|_| ToolError::Upstream(format!("{PROVIDER}: the answer is not valid JSON")))?;
         match value {

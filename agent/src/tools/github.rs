@@ -21,6 +21,7 @@ use base64::Engine as _;
 use reqwest::{StatusCode, Url};
 use serde_json::{Value, json};
 
+use super::http::{cut, cut_value, read_capped, transport_error};
 use crate::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
 use crate::tools::{ToolContext, Upstream};
 
@@ -73,26 +74,15 @@ impl Github {
         if let Some(key) = &upstream.api_key {
             request = request.bearer_auth(key.as_str());
         }
-        let response = request.send().await.map_err(transport_error)?;
+        let response = request.send().await.map_err(|e| transport_error(PROVIDER, &e))?;
         let status = response.status();
         if !status.is_success() {
             return Err(status_error(status));
         }
-        let body = read_capped(response, MAX_BODY_BYTES).await?;
+        let body = read_capped(PROVIDER, response, MAX_BODY_BYTES).await?;
         serde_json::from_slice(&body)
             .map_err(|_| ToolError::Upstream(format!("{PROVIDER}: the answer is not valid JSON")))
     }
-}
-
-fn transport_error(e: reqwest::Error) -> ToolError {
-    let what = if e.is_timeout() {
-        "request timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    ToolError::Upstream(format!("{PROVIDER}: {what}"))
 }
 
 fn status_error(status: StatusCode) -> ToolError {
@@ -107,32 +97,6 @@ fn status_error(status: StatusCode) -> ToolError {
         _ => "unexpected status",
     };
     ToolError::Upstream(format!("{PROVIDER}: HTTP {code}, {what}"))
-}
-
-async fn read_capped(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, ToolError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
-        if body.len() + chunk.len() > max {
-            return Err(ToolError::Upstream(format!("{PROVIDER}: the answer is too large")));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-/// The first `max` characters of `s`, and whether anything was cut.
-fn cut(s: &str, max: usize) -> (String, bool) {
-    match s.char_indices().nth(max) {
-        Some((end, _)) => (s[..end].to_string(), true),
-        None => (s.to_string(), false),
-    }
-}
-
-fn cut_value(v: &Value, max: usize) -> Value {
-    match v.as_str() {
-        Some(s) => Value::String(cut(s, max).0),
-        None => Value::Null,
-    }
 }
 
 /// An owner or repository name: GitHub's characters only, never `.` or `..`.
@@ -241,7 +205,7 @@ impl Tool for GithubListRepos {
                     json!({
                         "name": r["name"],
                         "full_name": r["full_name"],
-                        "description": cut_value(&r["description"], MAX_DESCRIPTION_CHARS),
+                        "description": cut_value(&r["description"], MAX_DESCRIPTION_CHARS, false),
                         "stargazers_count": r["stargazers_count"],
                         "language": r["language"],
                         "html_url": r["html_url"],
@@ -312,7 +276,7 @@ impl Tool for GithubIssues {
                 .map(|i| {
                     json!({
                         "number": i["number"],
-                        "title": cut_value(&i["title"], MAX_DESCRIPTION_CHARS),
+                        "title": cut_value(&i["title"], MAX_DESCRIPTION_CHARS, false),
                         "state": i["state"],
                         "user": i["user"]["login"],
                         "comments": i["comments"],

@@ -13,6 +13,8 @@ use serde::Deserialize;
 use zeroize::Zeroizing;
 
 #[cfg(feature = "private-tools")]
+mod http;
+#[cfg(feature = "private-tools")]
 pub mod solana_balance;
 #[cfg(feature = "private-tools")]
 pub mod swap_quote;

@@ -17,6 +17,7 @@
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value, json};
 
+use super::http::{cut, read_capped, transport_error};
 use crate::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
 use crate::tools::{ToolContext, Upstream};
 
@@ -73,12 +74,12 @@ impl Notion {
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response = request.send().await.map_err(transport_error)?;
+        let response = request.send().await.map_err(|e| transport_error(PROVIDER, &e))?;
         let status = response.status();
         if !status.is_success() {
             return Err(status_error(status));
         }
-        let body = read_capped(response, MAX_BODY_BYTES).await?;
+        let body = read_capped(PROVIDER, response, MAX_BODY_BYTES).await?;
         let value: Value = serde_json::from_slice(&body)
             .map_err(|_| ToolError::Upstream(format!("{PROVIDER}: the answer is not valid JSON")))?;
         if !value.is_object() {
@@ -86,17 +87,6 @@ impl Notion {
         }
         Ok(value)
     }
-}
-
-fn transport_error(e: reqwest::Error) -> ToolError {
-    let what = if e.is_timeout() {
-        "request timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    ToolError::Upstream(format!("{PROVIDER}: {what}"))
 }
 
 fn status_error(status: StatusCode) -> ToolError {
@@ -112,24 +102,6 @@ fn status_error(status: StatusCode) -> ToolError {
         _ => "unexpected status",
     };
     ToolError::Upstream(format!("{PROVIDER}: HTTP {code}, {what}"))
-}
-
-async fn read_capped(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, ToolError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
-        if body.len() + chunk.len() > max {
-            return Err(ToolError::Upstream(format!("{PROVIDER}: the answer is too large")));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-fn cut(s: &str, max: usize) -> (String, bool) {
-    match s.char_indices().nth(max) {
-        Some((end, _)) => (s[..end].to_string(), true),
-        None => (s.to_string(), false),
-    }
 }
 
 /// A Notion id: 32 hex digits, bare or in the dashed 8-4-4-4-12 form. Returns the dashed form.

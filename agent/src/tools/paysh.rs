@@ -30,6 +30,7 @@
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value, json};
 
+use super::http::{cut, cut_value, read_capped_as, transport_error};
 use crate::fetch::{FetchRequest, GuardedFetch};
 use crate::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
 use crate::tools::{ToolContext, Upstream};
@@ -71,18 +72,12 @@ impl Catalog {
         if let Some(key) = &upstream.api_key {
             request = request.bearer_auth(key.as_str());
         }
-        let mut response = request.send().await.map_err(transport_error)?;
+        let response = request.send().await.map_err(|e| transport_error(PROVIDER, &e))?;
         let status = response.status();
         if !status.is_success() {
             return Err(status_error(status));
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
-            if body.len() + chunk.len() > MAX_CATALOG_BYTES {
-                return Err(ToolError::Upstream(format!("{PROVIDER}: the catalog is too large")));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = read_capped_as(PROVIDER, "catalog", response, MAX_CATALOG_BYTES).await?;
         let value: Value = serde_json::from_slice(&body)
             .map_err(|_| ToolError::Upstream(format!("{PROVIDER}: the catalog is not valid JSON")))?;
         if !value.is_object() {
@@ -101,17 +96,6 @@ impl Catalog {
     }
 }
 
-fn transport_error(e: reqwest::Error) -> ToolError {
-    let what = if e.is_timeout() {
-        "request timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    ToolError::Upstream(format!("{PROVIDER}: {what}"))
-}
-
 fn status_error(status: StatusCode) -> ToolError {
     let code = status.as_u16();
     let what = match code {
@@ -121,20 +105,6 @@ fn status_error(status: StatusCode) -> ToolError {
         _ => "unexpected status",
     };
     ToolError::Upstream(format!("{PROVIDER}: HTTP {code}, {what}"))
-}
-
-fn cut(s: &str, max: usize) -> (String, bool) {
-    match s.char_indices().nth(max) {
-        Some((end, _)) => (s[..end].to_string(), true),
-        None => (s.to_string(), false),
-    }
-}
-
-fn text(v: &Value, max: usize) -> Value {
-    match v.as_str() {
-        Some(s) => Value::String(cut(s, max).0),
-        None => Value::Null,
-    }
 }
 
 /// A provider FQN: two or three lowercase segments (`operator/name`,
@@ -182,9 +152,9 @@ fn score(provider: &Value, terms: &[String]) -> u32 {
 fn summary(p: &Value) -> Value {
     json!({
         "fqn": p["fqn"],
-        "title": text(&p["title"], 100),
-        "description": text(&p["description"], MAX_TEXT_CHARS),
-        "useCase": text(&p["use_case"], MAX_TEXT_CHARS),
+        "title": cut_value(&p["title"], 100, false),
+        "description": cut_value(&p["description"], MAX_TEXT_CHARS, false),
+        "useCase": cut_value(&p["use_case"], MAX_TEXT_CHARS, false),
         "category": p["category"],
         "serviceUrl": p["service_url"],
         "endpointCount": p["endpoint_count"],
@@ -315,7 +285,7 @@ impl PayshSearchApis {
                 let mut out = json!({
                     "method": e["method"],
                     "url": endpoint_url(service_url, e["path"].as_str().unwrap_or("")),
-                    "description": text(&e["description"], 200),
+                    "description": cut_value(&e["description"], 200, false),
                     "paid": !e["pricing"].is_null(),
                 });
                 if !e["pricing"].is_null() && e["pricing"].to_string().len() <= 300 {

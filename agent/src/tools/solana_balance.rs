@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::http::transport_error_sentence;
 use super::token_price::{is_pubkey, known_token};
 use crate::tool::{Args, Tool, ToolError, ToolFuture, str_arg};
 use crate::tools::{ToolContext, Upstream};
@@ -158,7 +159,8 @@ fn ui_number(amount: u128, decimals: u32) -> Value {
 /// One JSON-RPC 2.0 call; returns `result`.
 async fn rpc(http: &reqwest::Client, url: &str, method: &str, params: Value) -> Result<Value, ToolError> {
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let response = http.post(url).json(&request).send().await.map_err(|e| transport_error(&e))?;
+    let response =
+        http.post(url).json(&request).send().await.map_err(|e| transport_error_sentence("solana RPC", &e))?;
     let status = response.status();
     if !status.is_success() {
         return Err(ToolError::Upstream(match status.as_u16() {
@@ -179,19 +181,6 @@ async fn rpc(http: &reqwest::Client, url: &str, method: &str, params: Value) -> 
         Some(result) if !result.is_null() => Ok(result),
         _ => Err(ToolError::Upstream(format!("solana RPC answered {method} without a result"))),
     }
-}
-
-fn transport_error(e: &reqwest::Error) -> ToolError {
-    ToolError::Upstream(
-        if e.is_timeout() {
-            "solana RPC did not answer in time"
-        } else if e.is_connect() {
-            "solana RPC is unreachable"
-        } else {
-            "request to solana RPC failed"
-        }
-        .into(),
-    )
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::http::transport_error_sentence;
 use crate::tool::{Args, Tool, ToolError, ToolFuture};
 use crate::tools::{ToolContext, Upstream};
 
@@ -68,28 +69,15 @@ pub(crate) fn jupiter_status_error(status: reqwest::StatusCode, body: &[u8]) -> 
     })
 }
 
-pub(crate) fn jupiter_transport_error(e: &reqwest::Error) -> ToolError {
-    ToolError::Upstream(
-        if e.is_timeout() {
-            "jupiter did not answer in time"
-        } else if e.is_connect() {
-            "jupiter is unreachable"
-        } else {
-            "request to jupiter failed"
-        }
-        .into(),
-    )
-}
-
 /// Sends a GET to Jupiter (with the key if one is configured) and returns the JSON answer.
 pub(crate) async fn jupiter_get(http: &reqwest::Client, upstream: &Upstream, url: String) -> Result<Value, ToolError> {
     let mut request = http.get(url).header("Accept", "application/json");
     if let Some(key) = &upstream.api_key {
         request = request.header("x-api-key", key.as_str());
     }
-    let response = request.send().await.map_err(|e| jupiter_transport_error(&e))?;
+    let response = request.send().await.map_err(|e| transport_error_sentence("jupiter", &e))?;
     let status = response.status();
-    let body = response.bytes().await.map_err(|e| jupiter_transport_error(&e))?;
+    let body = response.bytes().await.map_err(|e| transport_error_sentence("jupiter", &e))?;
     if !status.is_success() {
         return Err(jupiter_status_error(status, &body));
     }

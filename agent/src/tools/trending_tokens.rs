@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::http::transport_error_sentence;
 use crate::tool::{Args, Tool, ToolError, ToolFuture, opt_u64_arg};
 use crate::tools::{ToolContext, Upstream};
 
@@ -59,7 +60,7 @@ impl Tool for TrendingTokens {
                 };
                 request = request.header(header, key.as_str());
             }
-            let response = request.send().await.map_err(|e| transport_error(&e))?;
+            let response = request.send().await.map_err(|e| transport_error_sentence("coingecko", &e))?;
             let status = response.status();
             if !status.is_success() {
                 return Err(ToolError::Upstream(match status.as_u16() {
@@ -124,19 +125,6 @@ fn number(v: &Value) -> Option<Value> {
         }
         _ => None,
     }
-}
-
-fn transport_error(e: &reqwest::Error) -> ToolError {
-    ToolError::Upstream(
-        if e.is_timeout() {
-            "coingecko did not answer in time"
-        } else if e.is_connect() {
-            "coingecko is unreachable"
-        } else {
-            "request to coingecko failed"
-        }
-        .into(),
-    )
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 use serde_json::{Value, json};
 
+use super::http::transport_error_sentence;
 use crate::tool::{Args, Tool, ToolError, ToolFuture, opt_u64_arg, str_arg};
 use crate::tools::{ToolContext, Upstream};
 
@@ -67,7 +68,7 @@ impl Tool for WebSearch {
                 .header("X-Subscription-Token", key.as_str())
                 .send()
                 .await
-                .map_err(|e| transport_error(&e))?;
+                .map_err(|e| transport_error_sentence("brave", &e))?;
             let status = response.status();
             if !status.is_success() {
                 return Err(ToolError::Upstream(match status.as_u16() {
@@ -121,19 +122,6 @@ fn snippet(description: &str) -> String {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text,
     }
-}
-
-fn transport_error(e: &reqwest::Error) -> ToolError {
-    ToolError::Upstream(
-        if e.is_timeout() {
-            "brave did not answer in time"
-        } else if e.is_connect() {
-            "brave is unreachable"
-        } else {
-            "request to brave failed"
-        }
-        .into(),
-    )
 }
 
 #[cfg(test)]
