@@ -9,8 +9,6 @@
 //! highlights as Brave sends them. `Recorder::requests` lists every request (query pairs and
 //! the token); `Recorder::fail_with` makes later requests fail.
 
-use std::sync::{Arc, Mutex};
-
 use axum::Json;
 use axum::Router;
 use axum::extract::{Query, State};
@@ -33,33 +31,10 @@ impl Seen {
     }
 }
 
-/// How later requests fail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// This HTTP status, with a body the tool must not repeat.
-    Status(u16),
-    /// 200 with a body that is not JSON.
-    Garbage,
-}
+pub use crate::Failure;
 
-/// Shared with the server: what it was asked, and whether it should fail.
-#[derive(Clone, Default)]
-pub struct Recorder {
-    seen: Arc<Mutex<Vec<Seen>>>,
-    failure: Arc<Mutex<Option<Failure>>>,
-}
-
-impl Recorder {
-    pub fn requests(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-    pub fn fail_with(&self, failure: Option<Failure>) {
-        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = failure;
-    }
-    fn failure(&self) -> Option<Failure> {
-        *self.failure.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+/// What the stand-in was asked, and how it should fail.
+pub type Recorder = crate::Recorder<Seen>;
 
 /// The body of a forced failure; tests check it never reaches the model.
 pub const FAILURE_BODY: &str = r#"{"type":"ErrorResponse","error":{"detail":"brave-internal-detail-7f3a"}}"#;
@@ -90,7 +65,7 @@ fn error(status: StatusCode, code: &str, detail: &str) -> Response {
 async fn search(State(app): State<App>, headers: HeaderMap, Query(query): Query<Vec<(String, String)>>) -> Response {
     let token = headers.get("x-subscription-token").and_then(|v| v.to_str().ok()).map(str::to_string);
     let seen = Seen { query, token: token.clone() };
-    app.recorder.seen.lock().unwrap_or_else(|e| e.into_inner()).push(seen.clone());
+    app.recorder.push(seen.clone());
     if token.as_deref() != Some(app.token.as_str()) {
         return error(
             StatusCode::UNAUTHORIZED,

@@ -9,8 +9,6 @@
 //! and `categories`. `Recorder::requests` lists every request's key headers;
 //! `Recorder::fail_with` makes later requests fail.
 
-use std::sync::{Arc, Mutex};
-
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
@@ -25,31 +23,10 @@ pub struct Seen {
     pub pro_key: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// This HTTP status, with a body the tool must not repeat.
-    Status(u16),
-    /// 200 with a body that is not JSON.
-    Garbage,
-}
+pub use crate::Failure;
 
-#[derive(Clone, Default)]
-pub struct Recorder {
-    seen: Arc<Mutex<Vec<Seen>>>,
-    failure: Arc<Mutex<Option<Failure>>>,
-}
-
-impl Recorder {
-    pub fn requests(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-    pub fn fail_with(&self, failure: Option<Failure>) {
-        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = failure;
-    }
-    fn failure(&self) -> Option<Failure> {
-        *self.failure.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+/// What the stand-in was asked, and how it should fail.
+pub type Recorder = crate::Recorder<Seen>;
 
 /// The body of a forced failure; tests check it never reaches the model.
 pub const FAILURE_BODY: &str = r#"{"status":{"error_code":500,"error_message":"coingecko-internal-detail-c0de"}}"#;
@@ -73,7 +50,7 @@ fn header(headers: &HeaderMap, name: &str) -> Option<String> {
 
 async fn trending(State(app): State<App>, headers: HeaderMap) -> Response {
     let seen = Seen { demo_key: header(&headers, "x-cg-demo-api-key"), pro_key: header(&headers, "x-cg-pro-api-key") };
-    app.recorder.seen.lock().unwrap_or_else(|e| e.into_inner()).push(seen.clone());
+    app.recorder.push(seen.clone());
     if let Some(expected) = &app.demo_key
         && seen.demo_key.as_deref() != Some(expected.as_str())
     {

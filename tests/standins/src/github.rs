@@ -25,7 +25,7 @@
 //! Failure triggers: owner `status-500` answers 500, owner `garbled` answers 200 with HTML.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -36,26 +36,7 @@ use serde_json::{Value, json};
 
 use crate::Running;
 
-/// One request as the stand-in received it.
-#[derive(Debug, Clone)]
-pub struct Seen {
-    pub method: String,
-    /// The path as sent, still percent-encoded.
-    pub path: String,
-    pub query: Option<String>,
-    /// Lower-case names.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
-    }
-}
-
-pub type Log = Arc<Mutex<Vec<Seen>>>;
+pub use crate::{Log, Seen};
 
 struct Stand {
     token: Option<String>,
@@ -87,17 +68,7 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let seen = Seen {
-        method: method.to_string(),
-        path: uri.path().to_string(),
-        query: uri.query().map(str::to_string),
-        headers: headers
-            .iter()
-            .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .collect(),
-        body: body.to_vec(),
-    };
-    stand.log.lock().unwrap_or_else(|e| e.into_inner()).push(seen);
+    crate::record(&stand.log, Seen::new(&method, &uri, &headers, &body));
 
     if !headers.contains_key(header::USER_AGENT) {
         return error(

@@ -12,8 +12,6 @@
 //! when neither side is USDC. `Recorder::requests` lists every request (path, query pairs,
 //! key); `Recorder::fail_with` makes later requests fail.
 
-use std::sync::{Arc, Mutex};
-
 use axum::Json;
 use axum::Router;
 use axum::extract::{Query, State};
@@ -47,31 +45,10 @@ impl Seen {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// This HTTP status, with a body the tool must not repeat.
-    Status(u16),
-    /// 200 with a body that is not JSON.
-    Garbage,
-}
+pub use crate::Failure;
 
-#[derive(Clone, Default)]
-pub struct Recorder {
-    seen: Arc<Mutex<Vec<Seen>>>,
-    failure: Arc<Mutex<Option<Failure>>>,
-}
-
-impl Recorder {
-    pub fn requests(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-    pub fn fail_with(&self, failure: Option<Failure>) {
-        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = failure;
-    }
-    fn failure(&self) -> Option<Failure> {
-        *self.failure.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+/// What the stand-in was asked, and how it should fail.
+pub type Recorder = crate::Recorder<Seen>;
 
 /// The body of a forced failure; tests check it never reaches the model.
 pub const FAILURE_BODY: &str = r#"{"error":"jupiter-internal-detail-91c2"}"#;
@@ -93,7 +70,7 @@ pub async fn start(api_key: Option<&str>) -> (crate::Running, Recorder) {
 fn gate(app: &App, uri: &Uri, headers: &HeaderMap, query: &[(String, String)]) -> Option<Response> {
     let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::to_string);
     let seen = Seen { path: uri.path().to_string(), query: query.to_vec(), api_key: api_key.clone() };
-    app.recorder.seen.lock().unwrap_or_else(|e| e.into_inner()).push(seen);
+    app.recorder.push(seen);
     if let Some(expected) = &app.api_key
         && api_key.as_deref() != Some(expected.as_str())
     {

@@ -17,6 +17,10 @@ pub mod solana_rpc;
 pub mod web;
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::http::{HeaderMap, Method, Uri};
+use serde_json::Value;
 
 /// A running stand-in: its base URL (no trailing slash) and the server task.
 pub struct Running {
@@ -39,4 +43,90 @@ pub async fn serve(router: axum::Router) -> Running {
         let _ = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).await;
     });
     Running { base_url: format!("http://{addr}"), addr, task }
+}
+
+/// One request as a stand-in received it, for tests to assert on.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    /// The path as sent, still percent-encoded.
+    pub path: String,
+    pub query: Option<String>,
+    /// Lower-case names.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Seen {
+    pub fn new(method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Self {
+        Seen {
+            method: method.to_string(),
+            path: uri.path().to_string(),
+            query: uri.query().map(str::to_string),
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect(),
+            body: body.to_vec(),
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+/// What a stand-in was asked, in order.
+pub type Log = Arc<Mutex<Vec<Seen>>>;
+
+/// Appends `seen` to `log` (a poisoned lock still records: a failed test must not hide requests).
+pub fn record(log: &Log, seen: Seen) {
+    log.lock().unwrap_or_else(|e| e.into_inner()).push(seen);
+}
+
+/// How a stand-in's later requests fail (set with [`Recorder::fail_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// This HTTP status, with a body the client must not repeat.
+    Status(u16),
+    /// 200 with a body that is not JSON.
+    Garbage,
+}
+
+/// Shared with a stand-in's server: what it was asked (`S`), and how it should fail (`F`).
+pub struct Recorder<S, F = Failure> {
+    seen: Arc<Mutex<Vec<S>>>,
+    failure: Arc<Mutex<Option<F>>>,
+}
+
+impl<S, F> Default for Recorder<S, F> {
+    fn default() -> Self {
+        Recorder { seen: Arc::default(), failure: Arc::new(Mutex::new(None)) }
+    }
+}
+
+impl<S, F> Clone for Recorder<S, F> {
+    fn clone(&self) -> Self {
+        Recorder { seen: self.seen.clone(), failure: self.failure.clone() }
+    }
+}
+
+impl<S: Clone, F: Copy> Recorder<S, F> {
+    pub fn requests(&self) -> Vec<S> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    pub fn fail_with(&self, failure: Option<F>) {
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = failure;
+    }
+    pub(crate) fn failure(&self) -> Option<F> {
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    pub(crate) fn push(&self, seen: S) {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).push(seen);
+    }
 }

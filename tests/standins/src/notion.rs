@@ -23,7 +23,7 @@
 //! Unknown ids get 404 `object_not_found`; malformed ids 400 `validation_error`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -37,26 +37,7 @@ use crate::Running;
 pub const PAGE_ID: &str = "59833787-2cf9-4fdf-8782-e53db20768a5";
 pub const DATABASE_ID: &str = "a8aec43c-6dc8-4bb6-9e5b-7a0a3e7f5b21";
 
-#[derive(Debug, Clone)]
-pub struct Seen {
-    pub method: String,
-    pub path: String,
-    pub query: Option<String>,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
-    }
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
-    }
-}
-
-pub type Log = Arc<Mutex<Vec<Seen>>>;
+pub use crate::{Log, Seen};
 
 struct Stand {
     token: String,
@@ -88,17 +69,7 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let seen = Seen {
-        method: method.to_string(),
-        path: uri.path().to_string(),
-        query: uri.query().map(str::to_string),
-        headers: headers
-            .iter()
-            .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .collect(),
-        body: body.to_vec(),
-    };
-    stand.log.lock().unwrap_or_else(|e| e.into_inner()).push(seen);
+    crate::record(&stand.log, Seen::new(&method, &uri, &headers, &body));
 
     let auth = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or("");
     if auth.strip_prefix("Bearer ") != Some(stand.token.as_str()) {

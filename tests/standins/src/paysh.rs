@@ -25,7 +25,7 @@
 //! `http://` URL, since the provider is this server.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -36,26 +36,7 @@ use serde_json::{Value, json};
 
 use crate::Running;
 
-#[derive(Debug, Clone)]
-pub struct Seen {
-    pub method: String,
-    pub path: String,
-    pub query: Option<String>,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
-    }
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
-    }
-}
-
-pub type Log = Arc<Mutex<Vec<Seen>>>;
+pub use crate::{Log, Seen};
 
 struct Stand {
     /// This server's own base URL, known once it is bound.
@@ -82,17 +63,7 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let seen = Seen {
-        method: method.to_string(),
-        path: uri.path().to_string(),
-        query: uri.query().map(str::to_string),
-        headers: headers
-            .iter()
-            .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
-            .collect(),
-        body: body.to_vec(),
-    };
-    stand.log.lock().unwrap_or_else(|e| e.into_inner()).push(seen);
+    crate::record(&stand.log, Seen::new(&method, &uri, &headers, &body));
 
     let base = stand.base.get().cloned().unwrap_or_default();
     let paid = headers.contains_key("x-payment") || headers.contains_key("payment-signature");

@@ -16,8 +16,6 @@
 //! `Recorder::requests` lists every call (method and params); `Recorder::fail_with` makes
 //! later requests fail at the HTTP level, as garbage, or with a JSON-RPC error.
 
-use std::sync::{Arc, Mutex};
-
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
@@ -72,23 +70,8 @@ pub enum Failure {
     Rpc(i64),
 }
 
-#[derive(Clone, Default)]
-pub struct Recorder {
-    seen: Arc<Mutex<Vec<Seen>>>,
-    failure: Arc<Mutex<Option<Failure>>>,
-}
-
-impl Recorder {
-    pub fn requests(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-    pub fn fail_with(&self, failure: Option<Failure>) {
-        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = failure;
-    }
-    fn failure(&self) -> Option<Failure> {
-        *self.failure.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+/// What the stand-in was asked, and how it should fail.
+pub type Recorder = crate::Recorder<Seen, Failure>;
 
 /// The text of forced failures; tests check it never reaches the model.
 pub const FAILURE_DETAIL: &str = "solana-internal-detail-5eed";
@@ -159,11 +142,7 @@ fn call(recorder: &Recorder, request: &Value) -> Value {
         return error(id, -32600, "Invalid request");
     };
     let params = request.get("params").cloned().unwrap_or(Value::Null);
-    recorder
-        .seen
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(Seen { method: method.to_string(), params: params.clone() });
+    recorder.push(Seen { method: method.to_string(), params: params.clone() });
     if let Some(Failure::Rpc(code)) = recorder.failure() {
         return error(id, code, FAILURE_DETAIL);
     }
