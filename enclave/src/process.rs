@@ -203,11 +203,6 @@ impl Enclave {
         })
     }
 
-    /// The names of the tools encrypted mode may call (exactly the five).
-    pub fn tool_names(&self) -> Vec<&'static str> {
-        self.tools.names()
-    }
-
     fn issue_receipt(&self, envelope: &Envelope, model_id: &str) -> Result<Receipt, ProcessError> {
         let body = ReceiptBody {
             prompt_hash: envelope.ciphertext_hash(),

@@ -74,10 +74,6 @@ impl Charge {
             },
         }
     }
-
-    pub fn is_free(&self) -> bool {
-        matches!(self, Charge::FreeMessage { .. })
-    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -9,6 +9,7 @@ use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
+use sqlx::Row;
 
 use crate::app::App;
 use crate::error::ApiError;
@@ -46,12 +47,16 @@ pub async fn hit(store: &Store, subject: &str, limit: u32, now: i64) -> Result<R
     .bind(i64::from(limit))
     .fetch_optional(store.pool())
     .await?;
-    // Old windows are dropped now and then; a missed cleanup only keeps a few rows longer.
-    if now % 97 == 0 {
-        let _ = sqlx::query("DELETE FROM rate_windows WHERE window_start < $1")
-            .bind(window - 10 * WINDOW_SECS)
+    // The first request of a subject's new window drops that subject's old windows: bounded
+    // work, once a minute per subject, instead of a table-wide sweep on the request path.
+    if let Some(r) = &row
+        && r.try_get::<i64, _>("used")? == 1
+    {
+        sqlx::query("DELETE FROM rate_windows WHERE subject = $1 AND window_start < $2")
+            .bind(subject)
+            .bind(window)
             .execute(store.pool())
-            .await;
+            .await?;
     }
     Ok(match row {
         Some(_) => Ok(()),
@@ -121,5 +126,11 @@ mod tests {
         assert_eq!(hit(&store, "addr:2", 3, now).await.unwrap(), Ok(()), "subjects are separate");
         assert_eq!(hit(&store, "addr:1", 3, now + 50).await.unwrap(), Ok(()), "the next window is fresh");
         assert_eq!(hit(&store, "addr:1", 0, now).await.unwrap(), Ok(()), "0 = off");
+        let rows: i64 = sqlx::query("SELECT COUNT(*) AS n FROM rate_windows WHERE subject = 'addr:1'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+            .get("n");
+        assert_eq!(rows, 1, "the new window dropped the subject's old one");
     }
 }

@@ -104,6 +104,7 @@ async fn bad_input_is_named_and_costs_nothing() {
         (json!({"prompt": "x".repeat(40_000)}), 400, "context_length_exceeded"),
         (json!({"prompt": "x", "model": "gemma4:31b"}), 501, "gpu_not_configured"),
         (json!({"encryptedPrompt": "not an envelope"}), 400, "invalid_envelope"),
+        (json!({"prompt": "x".repeat(2 << 20)}), 413, "payload_too_large"),
     ];
     for (body, status, code) in cases {
         let (got, answer) = post(&f.stack, body.clone(), None).await;

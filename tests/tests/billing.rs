@@ -87,6 +87,16 @@ async fn two_hundred_calls_against_fifty(database_url: Option<String>) {
         .unwrap();
     let rows = usage["data"].as_array().unwrap();
     assert_eq!(rows.len(), 50);
+    for query in ["limit=0", "limit=201", "cursor=junk", "cursor=x_use_1"] {
+        let r = reqwest::Client::new()
+            .get(format!("{}/api/v1/usage?{query}", stack.relay_url))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 400, "{query}");
+        assert_eq!(r.json::<Value>().await.unwrap()["error"], "bad_request", "{query}");
+    }
     assert!(rows.iter().all(|r| r["status"] == "completed" && r["charged"] == "1000" && r["route"] == "/agent"));
     assert!(usage["nextCursor"].is_null());
 }
@@ -234,6 +244,12 @@ async fn chat_completions_are_sealed_openai_objects_billed_per_token() {
         let (status, answer) = post(&base, "/api/v1/chat/completions", body, &key).await;
         assert_eq!((status, answer["error"].as_str()), (400, Some("bad_request")), "{answer}");
     }
+    let bad = json!({"model": "gpt-oss:20b", "encryptedPrompt": "{\"version\": 1}"});
+    let (status, answer) = post(&base, "/api/v1/chat/completions", bad, &key).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_envelope")), "{answer}");
+    let unknown = json!({"model": "no-such-model", "encryptedPrompt": sealed});
+    let (status, answer) = post(&base, "/api/v1/chat/completions", unknown, &key).await;
+    assert_eq!((status, answer["error"].as_str()), (501, Some("gpu_not_configured")), "{answer}");
     // The most a call can cost (8192 tokens at 0.2 per million = 1639) must be available.
     stack.credit_usdc(&relay::auth::key_id(&key), 1_000);
     let (status, answer) =

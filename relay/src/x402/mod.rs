@@ -48,7 +48,6 @@ pub struct VerifiedPayment {
     payer: String,
     amount: u64,
     network: String,
-    resource: String,
 }
 
 // The payload authorises a transfer: never print it.
@@ -64,28 +63,9 @@ impl std::fmt::Debug for VerifiedPayment {
 }
 
 impl VerifiedPayment {
-    /// The paying wallet, as the facilitator named it.
-    pub fn payer(&self) -> &str {
-        &self.payer
-    }
     /// Base units of the asset.
     pub fn amount(&self) -> u64 {
         self.amount
-    }
-    /// 1 (`X-PAYMENT`) or 2 (`PAYMENT-SIGNATURE`).
-    pub fn version(&self) -> u8 {
-        self.version
-    }
-    /// The v1 network name or the v2 CAIP-2 id the payment was made on.
-    pub fn network(&self) -> &str {
-        &self.network
-    }
-    pub fn resource(&self) -> &str {
-        &self.resource
-    }
-    /// Hex sha256 of the payment transaction's message (the replay key).
-    pub fn id(&self) -> &str {
-        &self.key
     }
 }
 
@@ -222,7 +202,6 @@ impl X402 {
                 payer,
                 amount: settings.price,
                 network: network.to_string(),
-                resource: resource_url.to_string(),
             })),
             Ok(Verdict::Invalid { reason }) => {
                 self.free(store, &key).await;
