@@ -16,7 +16,7 @@ test: build llm lint
 
 ## Development binaries: the enclave can serve dev quotes (only when its config asks).
 build:
-	cargo build --locked --bins --features enclave/dev-quotes
+	cargo build --locked --bins --features enclave/dev-quotes,relay/failpoints
 
 llm:
 	@tools/llm/install.sh $(LLM_DIR)
@@ -25,10 +25,15 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 
-## Benchmarks: enclave crypto, quote verification (criterion), debits/s (docs/benchmarks.md).
+## Benchmarks: enclave crypto, quote verification, sealed objects (criterion), debits/s,
+## provisioning round trips, swap quotes and sessions per minute (docs/benchmarks.md).
 bench:
 	cargo bench --locked -p shared --all-features
+	cargo bench --locked -p enclave --bench sealed
 	cargo bench --locked -p relay --bench debits
+	cargo build --locked --release --bins --features enclave/dev-quotes
+	cargo bench --locked -p e2e --bench provision
+	cargo bench --locked -p e2e --bench swaps
 
 ## The reproducible enclave image (image/out) and its measurements; see docs/auditing.md.
 image:

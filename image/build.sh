@@ -8,6 +8,8 @@
 #   cmdline        the fixed kernel command line (QEMU -append)
 #   launch.sh      the QEMU command for a TDX host
 #   measurements.json, SHA256SUMS
+#   test/initrd.cpio  an UNPUBLISHED variant whose configuration also lists the test suite's
+#                     provisioner key (tests/src/lib.rs), so the boot test can provision it
 # Two runs give identical bytes (make image-verify).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -51,6 +53,15 @@ mods=()
 while read -r m; do [[ -n $m ]] && mods+=(--module "$WORK/kernel/$m"); done <"$WORK/kernel/modules.order"
 "$ROOT/target/debug/mkinitramfs" --out "$OUT/initrd.cpio" --init "$ENCLAVE" \
   --config "$IMAGE_DIR/enclave.json" --mtime "$EPOCH" "${mods[@]}"
+
+# The test variant: the same binary and modules, the configuration plus the test provisioner
+# (whose private key is public in this repository: never publish or deploy this variant).
+TEST_PROVISIONER=2h5kxRtRLaQ99vMgcTmyZ914bUYBjB5fWifi95mi9v4Y
+mkdir -p "$OUT/test"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["provisioners"] = c.get("provisioners", []) + [sys.argv[2]]; print(json.dumps(c, indent=2))' \
+  "$IMAGE_DIR/enclave.json" "$TEST_PROVISIONER" >"$WORK/enclave-test.json"
+"$ROOT/target/debug/mkinitramfs" --out "$OUT/test/initrd.cpio" --init "$ENCLAVE" \
+  --config "$WORK/enclave-test.json" --mtime "$EPOCH" "${mods[@]}"
 
 log "[6/7] command line and launch command"
 cp "$IMAGE_DIR/cmdline" "$OUT/cmdline"

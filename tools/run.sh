@@ -16,10 +16,41 @@ API_KEY=sk_svc_$(python3 -c 'import secrets; print(secrets.token_hex(16))')
 # only through --dev-root; it proves nothing about hardware.
 DEV_SEED=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 
+# Custody (docs/custody.md): a provisioner key the enclave's configuration lists, and the key
+# holder's secrets (a fresh KEK), encrypted at rest with the real age CLI to a fresh identity.
+command -v age >/dev/null || { apt-get update -qq && apt-get install -y -qq age >/dev/null; }
+rm -f "$RUN_DIR/provisioner.key" "$RUN_DIR/age-identity.txt" "$RUN_DIR/secrets.age"
+PROVISIONER=$(target/debug/svc provisioner-key "$RUN_DIR/provisioner.key" 2>/dev/null)
+age-keygen -o "$RUN_DIR/age-identity.txt" 2>/dev/null
+KEK=$(python3 -c 'import base64, secrets; print(base64.b64encode(secrets.token_bytes(32)).decode())')
+printf '{"version": 1, "kek": "%s", "credentials": {}}' "$KEK" \
+  | age -r "$(age-keygen -y "$RUN_DIR/age-identity.txt")" -o "$RUN_DIR/secrets.age"
+unset KEK
+
+# The local swap world (docs/swaps.md): a Surfpool chain, two mints, a pool behind the router
+# stand-in, and a demo payer. Its one JSON line says where everything is.
+tools/npm-install.sh tests/chain >/dev/null
+pids=()
+rm -f "$RUN_DIR/sandbox.json"
+target/debug/swap-sandbox "$RUN_DIR/demo-payer.json" >"$RUN_DIR/sandbox.json" 2>"$RUN_DIR/sandbox.log" &
+pids+=($!)
+for _ in $(seq 1 300); do
+  [ -s "$RUN_DIR/sandbox.json" ] && break
+  sleep 0.1
+done
+[ -s "$RUN_DIR/sandbox.json" ] || { echo "the local chain did not start; see $RUN_DIR/sandbox.log (needs Node.js 20+ and npm)"; kill "${pids[@]}"; exit 1; }
+field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$RUN_DIR/sandbox.json" "$1"; }
+RPC_URL=$(field rpcUrl); ROUTER_URL=$(field routerUrl); USDC=$(field usdc); TOKEN=$(field token)
+DESTINATION=$(python3 -c 'import secrets; a="123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"; n=int.from_bytes(secrets.token_bytes(32), "big"); s=""
+while n: n, r = divmod(n, 58); s = a[r] + s
+print(s)')
+
 cat >"$RUN_DIR/enclave.json" <<JSON
 {
   "listen": "127.0.0.1:$ENCLAVE_PORT",
   "devQuotes": {"seed": "$DEV_SEED", "writeRootPem": "$RUN_DIR/dev-root.pem"},
+  "provisioners": ["$PROVISIONER"],
+  "swaps": {"rpcUrl": "$RPC_URL", "routerUrl": "$ROUTER_URL"},
   "models": {
     "gpt-oss:20b": {"endpoint": "http://127.0.0.1:$LLM_PORT/v1", "upstreamModel": "smollm2-135m", "maxTokens": 128}
   }
@@ -31,6 +62,18 @@ cat >"$RUN_DIR/relay.json" <<JSON
   "enclaveUrl": "http://127.0.0.1:$ENCLAVE_PORT",
   "dataDir": "$ROOT/data",
   "apiKeys": ["$API_KEY"],
+  "agents": {
+    "rpcUrl": "$RPC_URL", "routerUrl": "$ROUTER_URL", "explorerTxUrl": "https://explorer.solana.com/tx/{signature}?cluster=custom&customUrl=$RPC_URL",
+    "mints": {
+      "$USDC": {"symbol": "USDC", "decimals": 6, "buckets": [1000000, 10000000, 100000000], "minAmount": 100000, "maxAmount": 1000000000},
+      "$TOKEN": {"symbol": "TKN", "decimals": 9, "buckets": [1000000000, 10000000000], "minAmount": 1000000, "maxAmount": 1000000000000}
+    }
+  },
+  "deposits": {
+    "rpcUrl": "$RPC_URL", "network": "localnet", "pollSecs": 2,
+    "mints": {"$USDC": {"currency": "usdc", "minAmount": 1000}, "$TOKEN": {"currency": "svc"}}
+  },
+  "currencyPrices": {"svc": {"agentPricePerCall": 1000000, "teeProcessPricePerCall": 1000000}},
   "models": {
     "gpt-oss:20b": {"endpoint": "http://127.0.0.1:$LLM_PORT/v1", "upstreamModel": "smollm2-135m", "maxTokens": 128}
   }
@@ -39,7 +82,6 @@ JSON
 # The balance id of the configured key (relay::auth::key_id): sha256 of the key, 16 hex digits.
 KEY_ID=key_$(python3 -c 'import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest()[:16])' "$API_KEY")
 
-pids=()
 cleanup() {
   trap - EXIT INT TERM
   echo; echo "stopping..."
@@ -61,6 +103,12 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 curl -sf "http://127.0.0.1:$RELAY_PORT/tee/public-key" >/dev/null || { echo "relay/enclave did not start; see $RUN_DIR/*.log"; exit 1; }
+# The key holder verifies the enclave (dev root, dev measurements) and releases the bundle to
+# every new enclave key, as it would in production.
+target/debug/svc --relay "http://127.0.0.1:$RELAY_PORT" --measurements measurements/dev.json \
+  --dev-root "$RUN_DIR/dev-root.pem" keyholder --secrets "$RUN_DIR/secrets.age" \
+  --identity "$RUN_DIR/age-identity.txt" --provisioner-key "$RUN_DIR/provisioner.key" 2>"$RUN_DIR/keyholder.log" &
+pids+=($!)
 # A development balance for the key, so paid calls work at once (1 stablecoin).
 target/debug/relay --config "$RUN_DIR/relay.json" admin credit --key-id "$KEY_ID" --currency usdc \
   --amount 1000000 --reference "make run development credit" >/dev/null
@@ -69,6 +117,7 @@ cat <<MSG
 
   Private inference service running (development mode: DEV quotes from a test PKI, not TDX).
     relay    http://127.0.0.1:$RELAY_PORT     (logs: .cache/run/relay.log)
+    keyholder  provisions the enclave      (logs: .cache/run/keyholder.log)
     enclave  http://127.0.0.1:$ENCLAVE_PORT     (logs: .cache/run/enclave.log)
     model    http://127.0.0.1:$LLM_PORT/v1  SmolLM2-135M via llama.cpp, serving gpt-oss:20b
 
@@ -86,11 +135,44 @@ cat <<MSG
 
     target/debug/svc receipt <address>
 
+  custody (docs/custody.md): the key holder (logs: .cache/run/keyholder.log) verified the
+  enclave and released its secrets bundle: svc attest says "provisioned: yes". The enclave
+  seals objects (a wallet key) that the relay stores and that survive its restarts:
+
+    target/debug/relay --config .cache/run/relay.json admin objects new --kind signing-key
+    target/debug/relay --config .cache/run/relay.json admin objects open --id <id>
+
   the agent (tool loop; no tool upstreams are configured offline, so tools answer "not configured"):
 
     target/debug/svc agent "What is 2+2?"                      # plaintext: the relay runs the loop
     target/debug/svc agent --encrypted "What is 2+2?"          # sealed: the enclave runs it
     target/debug/svc agent --braid "Compare SOL vs JUP"        # guided reasoning (BRAID)
+
+  private swaps (docs/swaps.md) on the local chain: a quote, then one private swap of 10 USDC
+  into TKN from the demo payer to a fresh destination (svc checks the enclave's signed
+  commitment and the funding transaction before it signs, then follows the session and
+  verifies its receipt):
+
+    target/debug/svc --api-key $API_KEY swap quote --from $USDC --to $TOKEN --amount 10000000
+    target/debug/svc --api-key $API_KEY swap oneshot --payer-key .cache/run/demo-payer.json \\
+      --from $USDC --to $TOKEN --amount 10000000 --destination $DESTINATION --rpc-url $RPC_URL
+    curl -s "http://127.0.0.1:$RELAY_PORT/agents/v1/anonymity-set?mint=$USDC"
+
+  deposits (docs/billing.md "Deposits"): the key's deposit wallet, whose key only the enclave
+  holds, with its token account per accepted mint; a transfer of USDC or TKN (the service
+  token here) to it from any wallet is credited once finalized; send X-Currency: svc to pay
+  from the service token:
+
+    target/debug/svc --api-key $API_KEY deposit
+    target/debug/svc --api-key $API_KEY deposit --list
+
+  discovery (docs/discovery.md, docs/mcp.md): the A2A card, capabilities, OpenAPI, and the MCP
+  server (node tests/mcp-peer/mcp.mjs needs: tools/npm-install.sh tests/mcp-peer):
+
+    curl -s http://127.0.0.1:$RELAY_PORT/.well-known/agent-card.json
+    curl -s http://127.0.0.1:$RELAY_PORT/agents/v1/capabilities
+    curl -s http://127.0.0.1:$RELAY_PORT/openapi.json
+    node tests/mcp-peer/mcp.mjs --url http://127.0.0.1:$RELAY_PORT/mcp/v1 --key $API_KEY
 
   Without a key you are a guest with 5 free /agent messages a day. With the key, chat and
   /agent are paid from its prepaid balance; make run credited it with 1 stablecoin

@@ -5,6 +5,9 @@ cd "$(dirname "$0")/.."
 LLM_DIR=${LLM_DIR:-.cache/llm}
 PORT=${LLM_TEST_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
 
+# The age CLI, the real peer that client/tests/age_cli.rs decrypts files from (Debian's `age`).
+command -v age >/dev/null || { apt-get update -qq && apt-get install -y -qq age; }
+
 # The reproducible image and QEMU, for the boot test and the published-measurements check.
 image/qemu-install.sh
 image/build.sh image/out
@@ -12,12 +15,13 @@ export SVC_IMAGE_DIR=$PWD/image/out
 
 # The real x402 npm client the x402 end-to-end test pays with, from the committed lock; installed
 # again only when the lock changed since the last install.
-PEER=tests/x402-peer
-LOCK_SUM=$(sha256sum "$PEER/package-lock.json" | cut -d' ' -f1)
-if [ "$(cat "$PEER/node_modules/.lock-sha256" 2>/dev/null)" != "$LOCK_SUM" ]; then
-  npm ci --prefix "$PEER" --no-audit --no-fund
-  echo "$LOCK_SUM" > "$PEER/node_modules/.lock-sha256"
-fi
+# The local Solana chain (Surfpool) the chain tests run on, the same way.
+tools/npm-install.sh tests/x402-peer tests/chain tests/mcp-peer
+
+# The Python peers of the discovery tests (a2a-sdk 1.3 and 0.3, openapi-spec-validator,
+# schemathesis), each set in a venv from its pinned requirements.
+tools/peers.sh .cache/peers
+export SVC_PEERS_DIR=$PWD/.cache/peers
 
 # The model server stays quick enough while tests run if it keeps one thread for itself.
 export LLM_THREADS=${LLM_THREADS:-1}

@@ -1,22 +1,11 @@
-//! The model side of the service: an OpenAI-compatible chat client for GPU nodes, the tool
-//! trait, the tools, and the tool loop.
-//!
-//! Cargo features choose the tool set a binary may contain: `private-tools` (the five of
-//! encrypted mode; the enclave builds only these) and `all-tools` (the eighteen of the relay's
-//! plaintext path).
+//! The model side of encrypted mode, and the pieces the relay's plaintext path builds on: an
+//! OpenAI-compatible chat client for GPU nodes, the tool trait, the tool loop, and the five
+//! tools of encrypted mode. This is what the enclave compiles; the relay's thirteen other tools,
+//! its SSRF-guarded fetcher and BRAID live in `relay/tools`, outside the enclave's build.
 
-#![forbid(unsafe_code)]
-
-#[cfg(feature = "all-tools")]
-pub mod braid;
-#[cfg(feature = "all-tools")]
-pub mod fetch;
 pub mod model;
 pub mod pin;
-#[cfg(feature = "all-tools")]
-pub mod skills;
 pub mod tool;
 pub mod tool_loop;
-#[cfg(feature = "private-tools")]
 pub mod tools;
 pub mod toolset;

@@ -63,6 +63,9 @@ pub enum ModelError {
     Malformed,
     #[error("the prompt does not fit the model's context window")]
     ContextExceeded,
+    /// llama.cpp's HTTP 500 when it cannot parse what the model wrote as a tool call.
+    #[error("the GPU node could not parse the model's output")]
+    UnparsedOutput,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -361,6 +364,9 @@ impl ModelClient {
             if is_context_overflow(status.as_u16(), &bytes) {
                 return Err(Attempt::Failed(ModelError::ContextExceeded));
             }
+            if is_unparsed_output(status.as_u16(), &bytes) {
+                return Err(Attempt::Failed(ModelError::UnparsedOutput));
+            }
             return Err(Attempt::Failed(ModelError::Status(status.as_u16())));
         }
         let wire: WireResponse = serde_json::from_slice(&bytes).map_err(|_| Attempt::Failed(ModelError::Malformed))?;
@@ -402,4 +408,11 @@ mod tests;
 fn is_context_overflow(status: u16, body: &[u8]) -> bool {
     let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_ascii_lowercase();
     status == 400 && (text.contains("exceed_context_size") || text.contains("context_length_exceeded"))
+}
+
+/// llama.cpp answers 500 `Failed to parse input at pos …` when the model's output looks like a
+/// tool call its parser rejects.
+fn is_unparsed_output(status: u16, body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_ascii_lowercase();
+    status == 500 && text.contains("failed to parse input")
 }

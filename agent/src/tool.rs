@@ -35,6 +35,9 @@ pub trait Tool: Send + Sync {
 pub enum ToolError {
     #[error("tool `{0}` is not configured on this server (no upstream or no credentials)")]
     NotConfigured(&'static str),
+    /// The enclave receives tool credentials only in a secrets bundle (DESIGN §10).
+    #[error("not_provisioned: tool `{0}` needs a credential the enclave receives when it is provisioned")]
+    NotProvisioned(&'static str),
     #[error("invalid arguments: {0}")]
     BadArguments(String),
     #[error("upstream {0}")]

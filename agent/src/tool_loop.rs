@@ -57,7 +57,15 @@ pub async fn run_tool_loop(
             max_tokens: options.max_tokens,
             temperature: options.temperature,
         };
-        let completed = client.complete(endpoint, completion).await?;
+        let completed = match client.complete(endpoint, completion).await {
+            // A tool call the model's server cannot parse fails the turn (small models do
+            // this); ask for that turn again with no tools, so it ends in a text answer.
+            Err(ModelError::UnparsedOutput) if !specs.is_empty() => {
+                tracing::info!(iteration, "the model's tool call could not be parsed; asking again without tools");
+                client.complete(endpoint, Completion { tools: &[], ..completion }).await?
+            }
+            other => other?,
+        };
         add_usage(&mut usage, completed.usage);
         if completed.tool_calls.is_empty() || tools.is_empty() {
             return Ok(LoopOutcome {
@@ -82,7 +90,7 @@ pub async fn run_tool_loop(
         messages.push(ChatMessage {
             role: ChatRole::Assistant,
             content: completed.content,
-            tool_calls: calls.clone(),
+            tool_calls: calls.iter().map(echoed).collect(),
             tool_call_id: None,
         });
         for call in calls {
@@ -123,6 +131,16 @@ async fn execute(tools: &ToolSet, call: &ToolCallRequest) -> ToolCallRecord {
         None => ToolError::Unknown(name.chars().take(64).collect()).to_json(),
     };
     ToolCallRecord { tool: name, args: Value::Object(args), result }
+}
+
+/// The call as the history sends it back, its arguments as a JSON object's text: model servers
+/// refuse a history whose arguments they cannot parse, so malformed ones go back as `{}` (the
+/// error result tells the model what was wrong).
+fn echoed(call: &ToolCallRequest) -> ToolCallRequest {
+    let mut call = call.clone();
+    let args = parse_arguments(&call.function.arguments).unwrap_or_default();
+    call.function.arguments = Value::Object(args).to_string();
+    call
 }
 
 /// The model's argument text as a JSON object; empty text means no arguments.

@@ -2,11 +2,13 @@
 
 use serde_json::{Value, json};
 
-use crate::tool::{Tool, ToolLimits};
-#[cfg(feature = "private-tools")]
-use crate::tools::*;
-#[cfg(feature = "private-tools")]
+use std::collections::BTreeMap;
 use std::time::Duration;
+
+use zeroize::Zeroizing;
+
+use crate::tool::{Tool, ToolLimits};
+use crate::tools::*;
 
 /// The tools one binary offers, with the bounds every call runs under.
 pub struct ToolSet {
@@ -24,43 +26,16 @@ impl ToolSet {
         ToolSet { tools: Vec::new(), limits: ToolLimits::default() }
     }
 
-    /// Exactly the five tools of encrypted mode.
-    #[cfg(feature = "private-tools")]
-    pub fn private(config: &ToolsConfig) -> Self {
-        let ctx = ToolContext::from_config(config);
+    /// Exactly the five tools of encrypted mode, with the credentials of the enclave's secrets
+    /// bundle (`None` until it is provisioned).
+    pub fn private(config: &ToolsConfig, credentials: Option<&BTreeMap<String, Zeroizing<String>>>) -> Self {
+        let ctx = ToolContext::provisioned(config, credentials);
         let tools: Vec<Box<dyn Tool>> = vec![
             Box::new(web_search::WebSearch::new(&ctx)),
             Box::new(token_price::TokenPrice::new(&ctx)),
             Box::new(trending_tokens::TrendingTokens::new(&ctx)),
             Box::new(swap_quote::SwapQuote::new(&ctx)),
             Box::new(solana_balance::SolanaBalance::new(&ctx)),
-        ];
-        ToolSet { tools, limits: limits_of(config) }
-    }
-
-    /// All eighteen tools of the default path.
-    #[cfg(feature = "all-tools")]
-    pub fn full(config: &ToolsConfig) -> Self {
-        let ctx = ToolContext::from_config(config);
-        let tools: Vec<Box<dyn Tool>> = vec![
-            Box::new(web_search::WebSearch::new(&ctx)),
-            Box::new(scrape_url::ScrapeUrl::new(&ctx)),
-            Box::new(crawl_url::CrawlUrl::new(&ctx)),
-            Box::new(solana_balance::SolanaBalance::new(&ctx)),
-            Box::new(token_price::TokenPrice::new(&ctx)),
-            Box::new(swap_quote::SwapQuote::new(&ctx)),
-            Box::new(trending_tokens::TrendingTokens::new(&ctx)),
-            Box::new(deepwiki::Deepwiki::new(&ctx)),
-            Box::new(colosseum::ColosseumSearch::new(&ctx)),
-            Box::new(colosseum::ColosseumArchives::new(&ctx)),
-            Box::new(paysh::PayshSearchApis::new(&ctx)),
-            Box::new(paysh::PayshCallApi::new(&ctx)),
-            Box::new(github::GithubListRepos::new(&ctx)),
-            Box::new(github::GithubIssues::new(&ctx)),
-            Box::new(github::GithubReadFile::new(&ctx)),
-            Box::new(notion::NotionSearch::new(&ctx)),
-            Box::new(notion::NotionGetPage::new(&ctx)),
-            Box::new(notion::NotionQueryDatabase::new(&ctx)),
         ];
         ToolSet { tools, limits: limits_of(config) }
     }
@@ -90,7 +65,7 @@ impl ToolSet {
     }
 }
 
-#[cfg(feature = "private-tools")]
-fn limits_of(config: &ToolsConfig) -> ToolLimits {
+/// The bounds every call of a tool set configured by `config` runs under.
+pub fn limits_of(config: &ToolsConfig) -> ToolLimits {
     ToolLimits { timeout: Duration::from_secs(config.timeout_secs.max(1)), max_output_bytes: config.max_output_bytes }
 }

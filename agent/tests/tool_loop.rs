@@ -162,6 +162,43 @@ async fn malformed_and_unknown_calls_become_errors_the_model_reads() {
     // All five results went back to the model.
     let messages = seen.all()[1]["messages"].as_array().unwrap().clone();
     assert_eq!(messages.iter().filter(|m| m["role"] == "tool").count(), 5);
+    // The history carries parseable arguments only (llama.cpp answers 500 to a history whose
+    // arguments are not JSON): the malformed ones go back as `{}`.
+    let echoed: Vec<&str> = messages.iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["function"]["arguments"].as_str().unwrap())
+        .collect();
+    assert_eq!(echoed, ["{}", "{}", "{}", "{}", r#"{"q":"fine"}"#]);
+}
+
+/// llama.cpp's answer when it cannot parse the model's tool call (its server_error shape).
+const UNPARSED: &str = r#"{"error":{"code":500,"message":"Failed to parse input at pos 12: <tool_call>{\"name\": ","type":"server_error"}}"#;
+
+#[tokio::test]
+async fn an_unparseable_tool_call_is_asked_again_without_tools() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let turns = vec![Turn::call("first", json!({"q": "a"})), Turn::Fail(500, UNPARSED.into()), Turn::text("in words")];
+    let (outcome, seen) = run(turns, &log).await;
+    let outcome = outcome.unwrap();
+    assert_eq!(outcome.reply, "in words");
+    assert_eq!(outcome.iterations, 2, "the retry is the same model call, not a new iteration");
+    assert_eq!(outcome.tool_calls.len(), 1);
+    let requests = seen.all();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[1].get("tools").is_some());
+    assert!(requests[2].get("tools").is_none(), "the retry offers no tools");
+    assert_eq!(requests[1]["messages"], requests[2]["messages"], "the same turn is asked again");
+    // Its tokens are not counted twice: the failed attempt reported none.
+    assert_eq!(outcome.usage.prompt_tokens, 101 + 103);
+    // A second failure is the model's error; any other 500 is not retried.
+    let (outcome, seen) = run(vec![Turn::Fail(500, UNPARSED.into())], &log).await;
+    assert_eq!(outcome.unwrap_err(), ModelError::UnparsedOutput);
+    assert_eq!(seen.count(), 2);
+    let (outcome, seen) = run(vec![Turn::Fail(500, "boom".into())], &log).await;
+    assert_eq!(outcome.unwrap_err(), ModelError::Status(500));
+    assert_eq!(seen.count(), 1);
 }
 
 #[tokio::test]

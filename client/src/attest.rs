@@ -8,7 +8,8 @@ use shared::attest::{
     Binding, Collateral, Evidence, Measurements, Policy, TrustRoot, Verdict, VerificationDocument, verify,
 };
 use shared::b64;
-use shared::wire::{AttestationResponse, TDX_QUOTE_UNAVAILABLE, TdxQuote};
+use shared::keys::{EnclaveKey, TeeKey};
+use shared::wire::{AttestationResponse, ProvisioningState, TDX_QUOTE_UNAVAILABLE, TdxQuote};
 
 use crate::api::Client;
 use crate::error::ClientError;
@@ -63,6 +64,8 @@ pub struct AttestationReport {
     pub unattested: bool,
     pub public_quote: Option<VerificationDocument>,
     pub binding_quote: Option<VerificationDocument>,
+    /// What the enclave says of its secrets bundle (informational: no quote covers it).
+    pub provisioning: ProvisioningState,
 }
 
 impl AttestationReport {
@@ -75,14 +78,30 @@ impl Client {
     /// Fetches the attestation with a fresh nonce and verifies it; returns the report and,
     /// when accepted, the key entry to cache.
     pub async fn attest(&self) -> Result<(AttestationReport, Option<CachedKey>), ClientError> {
+        self.attest_key(None).await
+    }
+
+    /// As [`attest`](Self::attest), for the enclave holding the key `key_id` names when the
+    /// relay has several.
+    pub async fn attest_key(
+        &self,
+        key_id: Option<[u8; 32]>,
+    ) -> Result<(AttestationReport, Option<CachedKey>), ClientError> {
         let options = self.attest_options.as_ref().ok_or(ClientError::NoPolicy)?;
         let mut nonce = [0u8; 32];
         OsRng.fill_bytes(&mut nonce);
-        let a: AttestationResponse = self.get(&format!("/tee/attestation?nonce={}", hex::encode(nonce))).await?;
+        let mut path = format!("/tee/attestation?nonce={}", hex::encode(nonce));
+        if let Some(id) = key_id {
+            path.push_str(&format!("&keyId={}", hex::encode(id)));
+        }
+        let a: AttestationResponse = self.get(&path).await?;
         let tee: [u8; 32] =
             b64::decode_array(&a.tee_public_key).ok_or(ClientError::BadKey("teePublicKey is not 32 bytes"))?;
         let enclave: [u8; 32] =
             b64::decode_array(&a.enclave_public_key).ok_or(ClientError::BadKey("enclavePublicKey is not 32 bytes"))?;
+        if key_id.is_some_and(|id| shared::sha256(&tee) != id) {
+            return Err(ClientError::BadKey("the relay answered for another enclave key"));
+        }
         // Real quotes carry no collateral: fetch it (only FMSPC and CA type leave the client).
         if let (Some(q), None, Some(pccs)) = (&a.tdx_quote, &options.collateral, &options.pccs)
             && q.collateral.is_none()
@@ -114,6 +133,7 @@ pub fn evaluate(
         unattested: false,
         public_quote: None,
         binding_quote: None,
+        provisioning: a.provisioning.clone(),
     };
     let (Some(public), Some(binding)) = (&a.tdx_quote, &a.binding_tdx_quote) else {
         let reason = a.tdx_quote_error.clone().unwrap_or_else(|| "no_quote".into());
@@ -150,10 +170,10 @@ pub fn evaluate(
         );
         Ok((doc, bytes))
     };
-    let public_doc = run(public, Binding::PublicKey(tee), None);
+    let public_doc = run(public, Binding::PublicKey(TeeKey(tee)), None);
     // A missing or wrong nonce signature still runs the check, so the document shows it failed.
     let proof = NonceProof { nonce, signature: signature.filter(|_| nonce_echo_ok).unwrap_or([0; 64]) };
-    let binding_doc = run(binding, Binding::Keys { tee, enclave }, Some(proof));
+    let binding_doc = run(binding, Binding::Keys { tee: TeeKey(tee), enclave: EnclaveKey(enclave) }, Some(proof));
     let (public_doc, binding_doc) = match (public_doc, binding_doc) {
         (Ok(p), Ok(b)) => (p, b),
         (Err(reason), _) | (_, Err(reason)) => {

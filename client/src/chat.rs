@@ -3,8 +3,9 @@
 
 use rand_core::OsRng;
 use shared::envelope::{self, Envelope, PromptPlaintext};
+use shared::keys::{EnclaveKey, TeeKey};
 use shared::receipt::Receipt;
-use shared::wire::{OnchainAttestation, ProcessRequest, ProcessResponse, ReplyPlaintext, Usage};
+use shared::wire::{OnchainAttestation, PrivateRequest, ProcessResponse, ReplyPlaintext, Usage};
 use shared::{b64, hpke, reply};
 
 use crate::api::Client;
@@ -76,7 +77,7 @@ impl Client {
         plaintext.max_tokens = options.max_tokens;
         plaintext.temperature = options.temperature;
         let sent = self.seal_prompt(&plaintext).await?;
-        let request = ProcessRequest {
+        let request = PrivateRequest {
             encrypted_prompt: sent.envelope.to_json_string(),
             model: options.model.clone(),
             max_tokens: None,
@@ -155,10 +156,10 @@ pub(crate) fn check_answer(
     if body.nonce != sent.envelope.nonce {
         return Err(ClientError::Mismatch("receipt nonce differs from ours"));
     }
-    if body.client_pubkey != sent.envelope.enc {
+    if body.client_pubkey != sent.envelope.client_key() {
         return Err(ClientError::Mismatch("receipt client key differs from ours"));
     }
-    if body.tee_pubkey != sent.tee_key {
+    if body.tee_pubkey != TeeKey(sent.tee_key) {
         return Err(ClientError::Mismatch("receipt enclave key differs from the key we encrypted to"));
     }
     if answer.inner_model != body.model || answer.outer_model != body.model {
@@ -166,15 +167,15 @@ pub(crate) fn check_answer(
     }
     // The binding the quote attests: report_data = sha256(tee_pubkey ‖ enclave_pubkey).
     let attestation = answer.attestation;
-    let expected_rd = shared::quote::binding_report_data(&[&sent.tee_key, &verified.enclave_pubkey]);
+    let expected_rd = shared::quote::binding_report_data(&[&sent.tee_key, &verified.enclave_pubkey.0]);
     if attestation.report_data_hex != hex::encode(expected_rd)
-        || attestation.enclave_public_key != b64::encode(verified.enclave_pubkey)
+        || attestation.enclave_public_key != b64::encode(verified.enclave_pubkey.0)
         || attestation.tee_public_key != b64::encode(sent.tee_key)
     {
         return Err(ClientError::Mismatch("attestation does not bind the receipt's keys"));
     }
     // The receipt key and quote must be the ones verified before sending.
-    if verified.enclave_pubkey != sent.attested.enclave_public_key {
+    if verified.enclave_pubkey != EnclaveKey(sent.attested.enclave_public_key) {
         return Err(ClientError::Mismatch("receipt is signed by another key than the attested enclave key"));
     }
     let attested_quote = sent.attested.binding_quote_hash.map(hex::encode).unwrap_or_default();

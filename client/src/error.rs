@@ -20,6 +20,8 @@ pub enum ClientError {
     BadKey(&'static str),
     #[error("no attestation policy configured: refusing to send a private request unverified")]
     NoPolicy,
+    #[error("secrets: {0}")]
+    Secrets(String),
     #[error("the enclave failed verification ({})", .0.reason.as_deref().unwrap_or("rejected"))]
     NotAttested(Box<crate::attest::AttestationReport>),
 }

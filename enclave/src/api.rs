@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use ed25519_dalek::Signer;
 use shared::envelope::MAX_ENVELOPE_JSON;
-use shared::wire::{FailureBody, ProcessRequest, PublicKeyResponse, codes};
+use shared::wire::{FailureBody, NewObject, PrivateRequest, ProvisionRequest, PublicKeyResponse, StoredBlob, codes};
 use shared::{b64, sha256};
 
 use crate::error::ProcessError;
@@ -24,6 +24,11 @@ pub fn router(enclave: Arc<Enclave>) -> Router {
         .route("/process", post(process))
         .route("/agent", post(agent))
         .route("/chat/completions", post(chat_completions))
+        .route("/provision", post(provision))
+        .route("/objects", post(new_object))
+        .route("/objects/open", post(open_object))
+        .route("/swaps/sessions", post(open_session))
+        .route("/swaps/step", post(swap_step))
         .layer(DefaultBodyLimit::max(MAX_ENVELOPE_JSON + 4096))
         .with_state(enclave)
 }
@@ -41,14 +46,15 @@ async fn public_key(State(enclave): State<Arc<Enclave>>) -> Json<PublicKeyRespon
 /// `GET /attestation[?nonce=<64 hex>]`: the boot attestation, and with a nonce, the nonce
 /// signed by the enclave key that the binding quote covers.
 async fn attestation(State(enclave): State<Arc<Enclave>>, RawQuery(query): RawQuery) -> Response {
+    let mut response = enclave.attestation.public.clone();
+    response.provisioning = enclave.custody.state();
     match shared::freshness::nonce_from_query(query.as_deref()) {
-        None => Json(&enclave.attestation.public).into_response(),
+        None => Json(response).into_response(),
         Some(Err(())) => {
             let body = serde_json::json!({"error": codes::BAD_REQUEST, "message": "nonce must be 64 hex characters"});
             (StatusCode::BAD_REQUEST, Json(body)).into_response()
         }
         Some(Ok(nonce)) => {
-            let mut response = enclave.attestation.public.clone();
             let message = shared::freshness::nonce_message(&nonce, &enclave.keys.tee_public());
             response.nonce = Some(hex::encode(nonce));
             response.nonce_signature = Some(b64::encode(enclave.keys.signer().sign(&message).to_bytes()));
@@ -59,7 +65,7 @@ async fn attestation(State(enclave): State<Arc<Enclave>>, RawQuery(query): RawQu
 
 async fn process(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
     let started = std::time::Instant::now();
-    let result = match serde_json::from_slice::<ProcessRequest>(&body) {
+    let result = match serde_json::from_slice::<PrivateRequest>(&body) {
         Ok(request) => enclave.process(&request, ReplyFormat::Reply).await,
         Err(_) => Err(ProcessError::BadRequest),
     };
@@ -69,7 +75,7 @@ async fn process(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
 /// Chat whose sealed reply is a complete OpenAI `chat.completion` (same request shape).
 async fn chat_completions(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
     let started = std::time::Instant::now();
-    let result = match serde_json::from_slice::<ProcessRequest>(&body) {
+    let result = match serde_json::from_slice::<PrivateRequest>(&body) {
         Ok(request) => enclave.process(&request, ReplyFormat::ChatCompletion).await,
         Err(_) => Err(ProcessError::BadRequest),
     };
@@ -79,11 +85,64 @@ async fn chat_completions(State(enclave): State<Arc<Enclave>>, body: Bytes) -> R
 /// Encrypted agent mode (same request shape as `/process`).
 async fn agent(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
     let started = std::time::Instant::now();
-    let result = match serde_json::from_slice::<ProcessRequest>(&body) {
+    let result = match serde_json::from_slice::<PrivateRequest>(&body) {
         Ok(request) => enclave.agent(&request).await,
         Err(_) => Err(ProcessError::BadRequest),
     };
     answer("agent", started, result.map(|r| (r.model.clone(), r)))
+}
+
+/// A secrets bundle, sealed to this boot's key; answers the provisioning state.
+async fn provision(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<ProvisionRequest>(&body) {
+        Ok(request) => enclave.provision(&request),
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    answer("provision", started, result.map(|state| (String::new(), state)))
+}
+
+/// A new sealed object; only its blob and public half leave.
+async fn new_object(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<NewObject>(&body) {
+        Ok(request) => enclave.custody.new_object(&request.kind).map_err(ProcessError::from),
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    answer("objects", started, result.map(|o| (String::new(), o)))
+}
+
+/// Opens a stored blob to prove it opens (its public half), re-sealed under the current KEK
+/// when it was sealed under an earlier one.
+async fn open_object(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<StoredBlob>(&body) {
+        Ok(request) => {
+            enclave.custody.open_object(&request.blob).map(|(view, _secret)| view).map_err(ProcessError::from)
+        }
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    answer("objects/open", started, result.map(|o| (String::new(), o)))
+}
+
+/// A new one-shot swap session: its sealed key and the commitment the client checks.
+async fn open_session(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<shared::swap::SessionTerms>(&body) {
+        Ok(terms) => enclave.open_session(terms),
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    answer("swaps/sessions", started, result.map(|o| (String::new(), o)))
+}
+
+/// One idempotent step of a session.
+async fn swap_step(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<shared::swap::StepRequest>(&body) {
+        Ok(request) => enclave.swap_step(request).await,
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    answer("swaps/step", started, result.map(|a| (String::new(), a)))
 }
 
 /// Logs status, code, time and model only, never a body.

@@ -90,6 +90,7 @@ impl Attestation {
                 binding_tdx_quote: b_quote.clone(),
                 nonce: None,
                 nonce_signature: None,
+                provisioning: Default::default(),
             },
             binding: BindingAttestation {
                 tee_public_key: b64::encode(tee),

@@ -27,54 +27,19 @@ pub struct EnclaveConfig {
     /// Catalog id → GPU-node endpoint. A model without an entry answers 501.
     pub models: HashMap<String, ModelEndpoint>,
     /// Upstreams of the five encrypted-mode tools (measured: the image lists every host the
-    /// enclave may call).
+    /// enclave may call). Their credentials come only in a secrets bundle.
     pub tools: agent::tools::ToolsConfig,
-    /// Development quotes signed by a seeded test PKI instead of configfs-tsm. Honoured only
-    /// by a binary built with the `dev-quotes` feature; never part of the image.
-    pub dev_quotes: Option<DevQuotesConfig>,
-}
-
-/// The dev quote provider's settings. Measurement defaults equal `measurements/dev.json`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DevQuotesConfig {
-    /// 64 hex characters: the test PKI is derived from it.
-    pub seed: String,
-    /// 4 or 5.
-    #[serde(default = "default_quote_version")]
-    pub quote_version: u8,
-    #[serde(default = "dev_mr::mrtd")]
-    pub mrtd: String,
-    #[serde(default = "dev_mr::rtmr0")]
-    pub rtmr0: String,
-    #[serde(default = "dev_mr::rtmr1")]
-    pub rtmr1: String,
-    #[serde(default = "dev_mr::rtmr2")]
-    pub rtmr2: String,
-    /// Where to write the dev root certificate (PEM) for clients' `--dev-root`.
-    #[serde(default)]
-    pub write_root_pem: Option<PathBuf>,
-}
-
-fn default_quote_version() -> u8 {
-    4
-}
-
-/// Placeholder measurements for dev quotes (`measurements/dev.json`): recognisable patterns,
-/// never the values of a real image.
-pub mod dev_mr {
-    pub fn mrtd() -> String {
-        "d0".repeat(48)
-    }
-    pub fn rtmr0() -> String {
-        "d1".repeat(48)
-    }
-    pub fn rtmr1() -> String {
-        "d2".repeat(48)
-    }
-    pub fn rtmr2() -> String {
-        "d3".repeat(48)
-    }
+    /// ed25519 keys (base58) whose signed secrets bundles this enclave accepts (DESIGN §10).
+    /// Measured, so the relay and the host cannot add one.
+    pub provisioners: Vec<String>,
+    /// Resolvers written to `/etc/resolv.conf` at boot inside the image (measured).
+    pub dns_servers: Vec<std::net::IpAddr>,
+    /// One-shot private swaps (DESIGN §11): the chain and the router this enclave trusts.
+    pub swaps: Option<crate::swap::SwapsConfig>,
+    /// Development quotes signed by a seeded test PKI instead of configfs-tsm. Only a binary
+    /// built with the `dev-quotes` feature knows the field; the image's enclave refuses it.
+    #[cfg(feature = "dev-quotes")]
+    pub dev_quotes: Option<crate::dev_quotes::DevQuotesConfig>,
 }
 
 /// A model's GPU-node endpoint (shared with the relay's plaintext path).
@@ -92,6 +57,10 @@ impl Default for EnclaveConfig {
             warmup_attempts: 6,
             models: HashMap::new(),
             tools: Default::default(),
+            provisioners: Vec::new(),
+            dns_servers: Vec::new(),
+            swaps: None,
+            #[cfg(feature = "dev-quotes")]
             dev_quotes: None,
         }
     }
@@ -115,6 +84,12 @@ impl EnclaveConfig {
             }
         };
         config.program_id()?;
+        config.provisioners()?;
+        if let Some((id, _)) = config.tools.upstreams.iter().find(|(_, u)| u.api_key_env.is_some()) {
+            return Err(ConfigError::Invalid(format!(
+                "tools.upstreams.{id}.apiKeyEnv: the enclave takes credentials only from a secrets bundle"
+            )));
+        }
         for (id, m) in &config.models {
             if shared::catalog::resolve(id) != *id {
                 return Err(ConfigError::Invalid(format!("model key `{id}` is not a catalog id")));
@@ -122,6 +97,16 @@ impl EnclaveConfig {
             m.to_endpoint(id).map_err(|e| ConfigError::Invalid(format!("model `{id}`: {e}")))?;
         }
         Ok(config)
+    }
+
+    pub fn provisioners(&self) -> Result<Vec<Address>, ConfigError> {
+        self.provisioners
+            .iter()
+            .map(|k| {
+                Address::parse(k)
+                    .ok_or_else(|| ConfigError::Invalid(format!("provisioner `{k}` is not base58 of 32 bytes")))
+            })
+            .collect()
     }
 
     pub fn program_id(&self) -> Result<Address, ConfigError> {
@@ -134,8 +119,10 @@ mod tests {
     use super::*;
 
     /// Dev quotes carry these values; clients check them against the published placeholder file.
+    #[cfg(feature = "dev-quotes")]
     #[test]
     fn dev_defaults_equal_measurements_dev_json() {
+        use crate::dev_quotes::dev_mr;
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json");
         let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         assert_eq!(m["images"][0]["mrtd"], dev_mr::mrtd());
@@ -150,7 +137,7 @@ mod tests {
         let p = dir.path().join("c.json");
         std::fs::write(&p, "{}").unwrap();
         let c = EnclaveConfig::load(Some(&p)).unwrap();
-        assert!(c.dev_quotes.is_none() && c.models.is_empty());
+        assert!(c.models.is_empty());
         std::fs::write(&p, r#"{"devQuote": {}}"#).unwrap();
         assert!(EnclaveConfig::load(Some(&p)).is_err());
         std::fs::write(&p, r#"{"models": {"gpt-oss-20b": {"endpoint": "http://127.0.0.1/v1"}}}"#).unwrap();

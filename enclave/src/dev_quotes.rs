@@ -2,11 +2,57 @@
 //! through real DCAP structures, with their collateral. A client accepts them only when told
 //! to trust this PKI's root (`svc --dev-root`); under Intel's root they fail.
 
-use shared::dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
+use std::path::PathBuf;
+
+use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
+use serde::Deserialize;
 
 use crate::attestation::QuoteProvider;
-use crate::config::{ConfigError, DevQuotesConfig};
+use crate::config::ConfigError;
 use crate::tsm::TsmError;
+
+/// The dev quote provider's settings. Measurement defaults equal `measurements/dev.json`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DevQuotesConfig {
+    /// 64 hex characters: the test PKI is derived from it.
+    pub seed: String,
+    /// 4 or 5.
+    #[serde(default = "default_quote_version")]
+    pub quote_version: u8,
+    #[serde(default = "dev_mr::mrtd")]
+    pub mrtd: String,
+    #[serde(default = "dev_mr::rtmr0")]
+    pub rtmr0: String,
+    #[serde(default = "dev_mr::rtmr1")]
+    pub rtmr1: String,
+    #[serde(default = "dev_mr::rtmr2")]
+    pub rtmr2: String,
+    /// Where to write the dev root certificate (PEM) for clients' `--dev-root`.
+    #[serde(default)]
+    pub write_root_pem: Option<PathBuf>,
+}
+
+fn default_quote_version() -> u8 {
+    4
+}
+
+/// Placeholder measurements for dev quotes (`measurements/dev.json`): recognisable patterns,
+/// never the values of a real image.
+pub mod dev_mr {
+    pub fn mrtd() -> String {
+        "d0".repeat(48)
+    }
+    pub fn rtmr0() -> String {
+        "d1".repeat(48)
+    }
+    pub fn rtmr1() -> String {
+        "d2".repeat(48)
+    }
+    pub fn rtmr2() -> String {
+        "d3".repeat(48)
+    }
+}
 
 pub struct DevQuotes {
     pki: DevPki,

@@ -25,8 +25,48 @@ pub enum ProcessError {
     GpuNotConfigured(String),
     #[error("model call failed: {0}")]
     Model(ModelError),
+    #[error("{0}")]
+    Custody(#[from] crate::custody::CustodyError),
+    #[error("{0}")]
+    Swap(#[from] crate::swap::SwapError),
     #[error("internal error")]
     Internal,
+}
+
+fn custody_status_and_code(e: &crate::custody::CustodyError) -> (u16, &'static str) {
+    use crate::custody::CustodyError as C;
+    match e {
+        C::NotProvisioned => (503, codes::NOT_PROVISIONED),
+        C::Malformed(_) => (400, codes::MALFORMED_BUNDLE),
+        C::WrongEnclaveKey => (400, codes::WRONG_ENCLAVE_KEY),
+        C::DecryptFailed => (400, codes::DECRYPT_FAILED),
+        C::UnknownProvisioner => (403, codes::UNKNOWN_PROVISIONER),
+        C::BadSignature => (403, codes::BAD_BUNDLE_SIGNATURE),
+        C::Stale { .. } => (409, codes::STALE_BUNDLE),
+        C::Sealed(_) => (400, codes::SEALED_OBJECT_INVALID),
+        C::UnknownKind => (400, codes::UNKNOWN_OBJECT_KIND),
+    }
+}
+
+fn swap_status_and_code(e: &crate::swap::SwapError) -> (u16, &'static str) {
+    use crate::swap::SwapError as S;
+    use crate::swap_check::CheckError as C;
+    match e {
+        S::NotConfigured => (501, codes::SWAPS_NOT_CONFIGURED),
+        S::BadTerms(_) => (400, codes::INVALID_FIELD),
+        S::Check(C::FundingFailed) => (400, codes::FUNDING_FAILED),
+        S::Check(C::FundingWrongPayer) => (400, codes::FUNDING_WRONG_PAYER),
+        S::Check(C::FundingNotForThisSession) => (400, codes::FUNDING_NOT_FOR_THIS_SESSION),
+        S::Check(C::FundingWrongMint) => (400, codes::FUNDING_WRONG_MINT),
+        S::Check(C::FundingWrongAmount { .. }) => (400, codes::FUNDING_WRONG_AMOUNT),
+        S::Check(C::RouterTransaction(_)) => (502, codes::ROUTER_TRANSACTION_REFUSED),
+        S::Check(C::OutputBelowMinimum { .. }) => (502, codes::SLIPPAGE_EXCEEDED),
+        S::FundingNotFound => (404, codes::FUNDING_NOT_FOUND),
+        S::Chain(_) => (502, codes::CHAIN_UNREACHABLE),
+        S::Router(_) => (502, codes::ROUTER_ERROR),
+        S::NothingToDo(_) => (409, codes::NOTHING_TO_DO),
+        S::Sealed => (400, codes::SEALED_OBJECT_INVALID),
+    }
 }
 
 impl ProcessError {
@@ -42,6 +82,8 @@ impl ProcessError {
             ProcessError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
             ProcessError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),
             ProcessError::Model(_) => (502, codes::MODEL_ERROR),
+            ProcessError::Custody(e) => custody_status_and_code(e),
+            ProcessError::Swap(e) => swap_status_and_code(e),
             ProcessError::Internal => (500, codes::INTERNAL),
         }
     }

@@ -63,6 +63,16 @@ pub fn setup() -> Result<(), String> {
     Ok(())
 }
 
+/// Writes the measured configuration's resolvers to `/etc/resolv.conf`, so the tools reach
+/// their upstreams by name; the host's DHCP (there is none) cannot choose them.
+pub fn write_resolv_conf(servers: &[std::net::IpAddr]) -> Result<(), String> {
+    std::fs::write("/etc/resolv.conf", resolv_conf(servers)).map_err(|e| format!("/etc/resolv.conf: {e}"))
+}
+
+fn resolv_conf(servers: &[std::net::IpAddr]) -> String {
+    servers.iter().map(|s| format!("nameserver {s}\n")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +98,11 @@ mod tests {
         assert!(net_from_cmdline("svc.ip=10.0.2.15/24 svc.gw=x").is_err());
         // A key must match whole: `xsvc.ip=` is not `svc.ip=`.
         assert_eq!(net_from_cmdline("xsvc.ip=1.2.3.4/8").unwrap(), None);
+    }
+
+    #[test]
+    fn resolvers_in_resolv_conf_format() {
+        let servers = ["10.0.2.3".parse().unwrap(), "2606:4700:4700::1111".parse().unwrap()];
+        assert_eq!(resolv_conf(&servers), "nameserver 10.0.2.3\nnameserver 2606:4700:4700::1111\n");
     }
 }

@@ -21,22 +21,17 @@ fn config_path() -> Result<Option<PathBuf>, String> {
     }
 }
 
-/// configfs-tsm, unless the configuration asks for dev quotes (and the binary has them).
+/// configfs-tsm, unless the configuration asks for dev quotes (only a binary built with the
+/// `dev-quotes` feature can).
 fn quote_provider(config: &EnclaveConfig) -> Result<Box<dyn QuoteProvider>, String> {
-    match &config.dev_quotes {
-        None => Ok(Box::new(ConfigfsTsm { fs: StdFs { root: config.tsm_root.clone() }, retry: Retry::default() })),
-        #[cfg(feature = "dev-quotes")]
-        Some(dev) => {
-            tracing::warn!(
-                "DEVELOPMENT QUOTES: signed by a test PKI, not by TDX hardware; verifiable only with --dev-root"
-            );
-            Ok(Box::new(enclave::dev_quotes::DevQuotes::new(dev).map_err(|e| e.to_string())?))
-        }
-        #[cfg(not(feature = "dev-quotes"))]
-        Some(_) => {
-            Err("devQuotes is configured but this enclave binary was built without the dev-quotes feature".into())
-        }
+    #[cfg(feature = "dev-quotes")]
+    if let Some(dev) = &config.dev_quotes {
+        tracing::warn!(
+            "DEVELOPMENT QUOTES: signed by a test PKI, not by TDX hardware; verifiable only with --dev-root"
+        );
+        return Ok(Box::new(enclave::dev_quotes::DevQuotes::new(dev).map_err(|e| e.to_string())?));
     }
+    Ok(Box::new(ConfigfsTsm { fs: StdFs { root: config.tsm_root.clone() }, retry: Retry::default() }))
 }
 
 /// Inside the image the enclave is `/init`.
@@ -84,6 +79,9 @@ async fn serve_main() {
 
 async fn run() -> Result<(), String> {
     let config = EnclaveConfig::load(config_path()?.as_deref()).map_err(|e| e.to_string())?;
+    if is_pid1() && !config.dns_servers.is_empty() {
+        enclave::init::write_resolv_conf(&config.dns_servers)?;
+    }
     let keys = EnclaveKeys::generate();
     let provider = quote_provider(&config)?;
     let attestation = tokio::task::block_in_place(|| Attestation::at_boot(&keys, provider.as_ref(), unix_now()));

@@ -2,10 +2,12 @@
 //! receipt, seal the reply (with the receipt inside).
 
 use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agent::model::{ChatMessage, ChatRequest, Endpoint, ModelClient, RetryPolicy};
 use agent::tool_loop::{LoopOptions, run_tool_loop};
+use agent::tools::ToolsConfig;
 use agent::toolset::ToolSet;
 use rand_core::OsRng;
 use shared::address::Address;
@@ -13,16 +15,19 @@ use shared::catalog::{self, PROVIDER};
 use shared::envelope::{Envelope, PromptPlaintext};
 use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
 use shared::wire::{
-    AgentReplyPlaintext, ChatCompletion, EncryptedAgentResponse, PrivacyGuarantee, ProcessRequest, ProcessResponse,
-    ReplyPlaintext,
+    AgentReplyPlaintext, ChatCompletion, EncryptedAgentResponse, PrivacyGuarantee, PrivateRequest, ProcessResponse,
+    ProvisionRequest, ProvisioningState, ReplyPlaintext,
 };
 use zeroize::Zeroizing;
 
 use crate::attestation::Attestation;
 use crate::config::EnclaveConfig;
+use crate::custody::Custody;
 use crate::error::ProcessError;
 use crate::keys::EnclaveKeys;
 use crate::replay::{ReplayGuard, ReplayVerdict};
+use crate::swap::{SwapError, Swaps, SwapsConfig};
+use shared::swap::{OpenedSession, SessionTerms, StepAnswer, StepRequest};
 
 /// What the sealed reply of a chat holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,11 +59,16 @@ struct ServedModel {
 pub struct Enclave {
     pub keys: EnclaveKeys,
     pub attestation: Attestation,
+    pub custody: Custody,
     program_id: Address,
     models: HashMap<String, ServedModel>,
     replay: ReplayGuard,
-    /// Exactly the five tools of encrypted mode (the crate is built with `private-tools` only).
-    tools: ToolSet,
+    /// Exactly the five tools of encrypted mode, rebuilt when a bundle brings credentials.
+    tools: RwLock<Arc<ToolSet>>,
+    tools_config: ToolsConfig,
+    /// Swaps, once a bundle (the KEK, the router's key) arrived and if configured.
+    swaps: RwLock<Option<Arc<Swaps>>>,
+    swaps_config: Option<SwapsConfig>,
 }
 
 pub fn unix_now() -> u64 {
@@ -84,15 +94,59 @@ impl Enclave {
         Ok(Enclave {
             keys,
             attestation,
+            custody: Custody::new(config.provisioners()?),
             program_id: config.program_id()?,
             models,
             replay: ReplayGuard::new(config.timestamp_window_secs, config.max_untimed_envelopes),
-            tools: ToolSet::private(&config.tools),
+            tools: RwLock::new(Arc::new(ToolSet::private(&config.tools, None))),
+            tools_config: config.tools.clone(),
+            swaps: RwLock::new(None),
+            swaps_config: config.swaps.clone(),
         })
     }
 
+    /// Installs a secrets bundle (DESIGN §10) and gives the tools its credentials.
+    pub fn provision(&self, request: &ProvisionRequest) -> Result<ProvisioningState, ProcessError> {
+        let held = self.custody.provision(&request.encrypted_bundle, &self.keys)?;
+        let tools = Arc::new(ToolSet::private(&self.tools_config, Some(&held.credentials)));
+        *self.tools.write().map_err(|_| ProcessError::Internal)? = tools;
+        if let Some(config) = &self.swaps_config {
+            let router_key = held.credentials.get("jupiter").map(|k| k.to_string());
+            let swaps = Swaps::new(config, router_key, self.program_id).map_err(|e| {
+                tracing::error!(error = %e, "swaps not started");
+                ProcessError::Internal
+            })?;
+            *self.swaps.write().map_err(|_| ProcessError::Internal)? = Some(Arc::new(swaps));
+        }
+        tracing::info!(version = held.version, provisioner = %held.provisioner, "provisioned");
+        Ok(self.custody.state())
+    }
+
+    fn tools(&self) -> Result<Arc<ToolSet>, ProcessError> {
+        Ok(self.tools.read().map_err(|_| ProcessError::Internal)?.clone())
+    }
+
+    /// The swap service: 501 when not configured, 503 until provisioned.
+    fn swaps(&self) -> Result<Arc<Swaps>, ProcessError> {
+        if self.swaps_config.is_none() {
+            return Err(SwapError::NotConfigured.into());
+        }
+        let held = self.swaps.read().map_err(|_| ProcessError::Internal)?.clone();
+        held.ok_or(ProcessError::Custody(crate::custody::CustodyError::NotProvisioned))
+    }
+
+    /// A new one-shot session (DESIGN §11).
+    pub fn open_session(&self, terms: SessionTerms) -> Result<OpenedSession, ProcessError> {
+        Ok(self.swaps()?.open_session(&self.custody, &self.keys, terms)?)
+    }
+
+    /// One step of a session.
+    pub async fn swap_step(&self, request: StepRequest) -> Result<StepAnswer, ProcessError> {
+        Ok(self.swaps()?.step(&self.custody, &self.keys, request, unix_now()).await?)
+    }
+
     /// Checks the model, opens the envelope, refuses replays. Shared by chat and agent mode.
-    fn open(&self, request: &ProcessRequest) -> Result<Opened<'_>, ProcessError> {
+    fn open(&self, request: &PrivateRequest) -> Result<Opened<'_>, ProcessError> {
         // The model is public routing information: refuse unknown ones before any crypto.
         let model_id = catalog::resolve(request.model.as_deref().unwrap_or(catalog::DEFAULT_MODEL));
         let served = self
@@ -127,7 +181,7 @@ impl Enclave {
 
     pub async fn process(
         &self,
-        request: &ProcessRequest,
+        request: &PrivateRequest,
         format: ReplyFormat,
     ) -> Result<ProcessResponse, ProcessError> {
         let Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens } = self.open(request)?;
@@ -169,11 +223,11 @@ impl Enclave {
     /// Encrypted agent mode: the tool loop with exactly the five private tools, here, on the
     /// decrypted prompt; the reply, tool calls, usage and receipt leave sealed. No system
     /// prompt is added (skill shaping is a plaintext-path feature).
-    pub async fn agent(&self, request: &ProcessRequest) -> Result<EncryptedAgentResponse, ProcessError> {
+    pub async fn agent(&self, request: &PrivateRequest) -> Result<EncryptedAgentResponse, ProcessError> {
         let Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens } = self.open(request)?;
         let options = LoopOptions { max_tokens, temperature: prompt.temperature };
         let messages: Vec<ChatMessage> = prompt.into_messages().iter().map(ChatMessage::from).collect();
-        let outcome = run_tool_loop(&served.client, &served.endpoint, &self.tools, messages, options)
+        let outcome = run_tool_loop(&served.client, &served.endpoint, self.tools()?.as_ref(), messages, options)
             .await
             .map_err(ProcessError::Model)?;
         let receipt = self.issue_receipt(&envelope, &model_id)?;
@@ -206,9 +260,9 @@ impl Enclave {
     fn issue_receipt(&self, envelope: &Envelope, model_id: &str) -> Result<Receipt, ProcessError> {
         let body = ReceiptBody {
             prompt_hash: envelope.ciphertext_hash(),
-            tee_pubkey: self.keys.tee_public(),
+            tee_pubkey: shared::keys::TeeKey(self.keys.tee_public()),
             nonce: envelope.nonce,
-            client_pubkey: envelope.enc,
+            client_pubkey: envelope.client_key(),
             model: model_id.into(),
             provider: PROVIDER.into(),
         };

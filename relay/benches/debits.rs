@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use relay::billing::{credit, debit};
+use relay::billing::balances::{credit, debit};
 use relay::store::Store;
 use sqlx::Connection;
 
@@ -31,7 +31,7 @@ async fn run(label: &str, store: Store) {
         t.await.unwrap();
     }
     let secs = started.elapsed().as_secs_f64();
-    let left = relay::billing::balances(&store, "bench").await.unwrap()[0].1;
+    let left = relay::billing::balances::balances(&store, "bench").await.unwrap()[0].1;
     assert_eq!(left, 0, "every debit landed exactly once");
     println!(
         "{label}: {total} debits by {TASKS} concurrent tasks in {secs:.2} s = {:.0} debits/s",

@@ -11,8 +11,13 @@ use shared::address::{Address, default_program_id};
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct RelayConfig {
     pub listen: String,
-    /// The enclave's internal API.
+    /// The enclave's internal API (one enclave).
     pub enclave_url: String,
+    /// Several enclaves: their internal APIs (replaces `enclaveUrl` when not empty). Requests go
+    /// to the enclave whose key the envelope names (DESIGN §10).
+    pub enclaves: Vec<String>,
+    /// How often each enclave's current key is asked for.
+    pub enclave_refresh_secs: u64,
     pub enclave_timeout_secs: u64,
     /// Holds the SQLite file and the ledger key unless configured elsewhere.
     pub data_dir: PathBuf,
@@ -32,6 +37,9 @@ pub struct RelayConfig {
     pub agent_price_per_call: u64,
     /// Price of one `/tee/process` call, stablecoin base units.
     pub tee_process_price_per_call: u64,
+    /// Currency (`svc`) → what the calls above cost in it; a key with a balance there pays
+    /// from it (docs/billing.md "Currencies").
+    pub currency_prices: std::collections::BTreeMap<String, crate::billing::metering::PriceTable>,
     /// Free `/agent` messages per network address and UTC day for callers without a key.
     pub free_messages_per_day: u32,
     /// Peers whose `X-Forwarded-For` is believed (the load balancer's addresses).
@@ -42,13 +50,19 @@ pub struct RelayConfig {
     pub model_timeout_secs: u64,
     pub warmup_attempts: u32,
     /// Upstreams and limits of the eighteen tools of the plaintext path.
-    pub tools: agent::tools::ToolsConfig,
+    pub tools: relay_tools::ToolsConfig,
     /// Prior turns of a chat sent as context.
     pub max_history_turns: u32,
     /// x402 pay-per-call (docs/billing.md).
     pub x402: crate::x402::X402Config,
     /// Requests per minute per key and per address (docs/billing.md).
-    pub rate_limits: crate::rate_limit::RateLimitConfig,
+    pub rate_limits: crate::billing::rate_limit::RateLimitConfig,
+    /// The Agent Privacy API (`/agents/v1`, docs/swaps.md).
+    pub agents: crate::agents_v1::AgentsConfig,
+    /// How the service names itself in the card and the documents (docs/discovery.md).
+    pub discovery: crate::discovery::DiscoveryConfig,
+    /// Deposits from the chain (docs/billing.md "Deposits").
+    pub deposits: crate::billing::deposits::DepositsConfig,
 }
 
 impl Default for RelayConfig {
@@ -56,6 +70,8 @@ impl Default for RelayConfig {
         RelayConfig {
             listen: "127.0.0.1:8787".into(),
             enclave_url: "http://127.0.0.1:7070".into(),
+            enclaves: Vec::new(),
+            enclave_refresh_secs: 2,
             enclave_timeout_secs: 330,
             data_dir: PathBuf::from("data"),
             database_url: None,
@@ -68,6 +84,7 @@ impl Default for RelayConfig {
                 .into(),
             agent_price_per_call: 1_000,
             tee_process_price_per_call: 1_000,
+            currency_prices: Default::default(),
             free_messages_per_day: 5,
             trusted_proxies: Vec::new(),
             models: Default::default(),
@@ -77,6 +94,9 @@ impl Default for RelayConfig {
             max_history_turns: 20,
             x402: Default::default(),
             rate_limits: Default::default(),
+            agents: Default::default(),
+            discovery: Default::default(),
+            deposits: Default::default(),
         }
     }
 }
@@ -107,17 +127,32 @@ impl RelayConfig {
             config.api_keys.extend(keys.split(',').map(str::trim).filter(|k| !k.is_empty()).map(String::from));
         }
         config.program_id()?;
+        for currency in config.currency_prices.keys() {
+            if currency == crate::billing::metering::CALL_CURRENCY
+                || !crate::billing::balances::CURRENCIES.contains(&currency.as_str())
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "currencyPrices: `{currency}` must be a currency other than the stablecoin: {:?}",
+                    crate::billing::balances::CURRENCIES
+                )));
+            }
+        }
         for (id, m) in &config.models {
             if shared::catalog::resolve(id) != *id {
                 return Err(ConfigError::Invalid(format!("model key `{id}` is not a catalog id")));
             }
             m.to_endpoint(id).map_err(|e| ConfigError::Invalid(format!("model `{id}`: {e}")))?;
         }
-        if let Some(bad) = config.api_keys.iter().find(|k| !crate::auth::well_formed(k)) {
+        if let Some(bad) = config.api_keys.iter().find(|k| !crate::accounts::well_formed(k)) {
             let shown: String = bad.chars().take(8).collect();
             return Err(ConfigError::Invalid(format!("API key starting `{shown}` does not start with sk_svc_")));
         }
         Ok(config)
+    }
+
+    /// Every enclave's internal API.
+    pub fn enclave_urls(&self) -> Vec<String> {
+        if self.enclaves.is_empty() { vec![self.enclave_url.clone()] } else { self.enclaves.clone() }
     }
 
     pub fn program_id(&self) -> Result<Address, ConfigError> {

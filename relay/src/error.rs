@@ -1,97 +1,217 @@
-//! The relay's errors and their one mapping to HTTP status and JSON body.
+//! Every way a relay request fails, and the one place that maps each to an HTTP status and a
+//! contract code (`shared::wire::codes`).
 //!
-//! Routes with a `success` field (`/tee/process`) answer `{success: false, error, message}`;
-//! the others answer `{error, message}` (contract §1 rule 8 and §4). `tee_unreachable` adds
-//! `teeEndpoint`. Messages never contain request or reply bodies.
+//! Bodies are `{error, message}` (contract §4), with `success: false` first on the routes whose
+//! successes carry `success` (`/tee/process`, `/agent`; contract §1 rule 8). `tee_unreachable`
+//! adds `teeEndpoint`. Messages never contain a request or reply body.
 
+use agent::model::ModelError;
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use shared::envelope::EnvelopeError;
 use shared::wire::codes;
 
-#[derive(Debug, Clone)]
-pub struct ApiError {
-    pub status: u16,
-    pub code: &'static str,
+use crate::store::StoreError;
+use crate::x402::X402Error;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("missing: {}", .0.join(", "))]
+    MissingFields(Vec<&'static str>),
+    /// A field of the wrong type or form; `code` names which rule (`invalid_field`,
+    /// `missing_prompt`, `unknown_reasoning`, `invalid_braid_options`).
+    #[error("{message}")]
+    Input { code: &'static str, message: String },
+    #[error("{0}")]
+    InvalidEnvelope(EnvelopeError),
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(&'static str),
+    #[error("this route does not take that method")]
+    MethodNotAllowed,
+    #[error("the request body is larger than {0} bytes")]
+    PayloadTooLarge(usize),
+    #[error("send the body as application/json")]
+    UnsupportedMediaType,
+    #[error("too many requests; retry after {0} s")]
+    RateLimited(i64),
+    #[error("the prepaid balance does not cover this call")]
+    InsufficientBalance,
+    /// `/agent` answers this with its own 200 body (contract §2.3); elsewhere it is a 402.
+    #[error("no free messages left today")]
+    FreeTrialExhausted,
+    #[error("model `{0}` has no configured GPU-node endpoint")]
+    GpuNotConfigured(String),
+    #[error("the enclave did not answer; retry, and refetch its key")]
+    TeeUnreachable { endpoint: String },
+    /// The enclave refused with one of its known codes, passed on with its status.
+    #[error("{message}")]
+    Enclave { status: u16, code: &'static str, message: String },
+    /// The enclave answered something the relay cannot check; nothing was stored.
+    #[error("{0}")]
+    EnclaveAnswer(&'static str),
+    #[error("a receipt for this ciphertext already exists")]
+    DuplicateReceipt,
+    #[error("model call failed: {0}")]
+    Model(ModelError),
+    /// The client disconnected before the answer; nobody reads this error.
+    #[error("the client closed the connection")]
+    ClientGone,
+    #[error("internal error")]
+    Internal,
+    #[error(transparent)]
+    X402(#[from] X402Error),
+    #[error("private swaps are not configured on this relay")]
+    SwapsNotConfigured,
+    /// A state conflict with its code (`invalid_state`, `funding_already_used`).
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    #[error("quote router: {0}")]
+    Router(chain::RouterError),
+    #[error("the chain: {0}")]
+    Chain(chain::ChainError),
+}
+
+impl RelayError {
+    /// The one mapping to HTTP status and contract code.
+    pub fn status_and_code(&self) -> (u16, &str) {
+        match self {
+            RelayError::BadRequest(_) => (400, codes::BAD_REQUEST),
+            RelayError::MissingFields(_) => (400, codes::MISSING_REQUIRED_FIELDS),
+            RelayError::Input { code, .. } => (400, code),
+            RelayError::InvalidEnvelope(_) => (400, codes::INVALID_ENVELOPE),
+            RelayError::Unauthorized(_) => (401, codes::UNAUTHORIZED),
+            RelayError::Forbidden(_) => (403, codes::FORBIDDEN),
+            RelayError::NotFound(_) => (404, codes::NOT_FOUND),
+            RelayError::MethodNotAllowed => (405, codes::METHOD_NOT_ALLOWED),
+            RelayError::PayloadTooLarge(_) => (413, codes::PAYLOAD_TOO_LARGE),
+            RelayError::UnsupportedMediaType => (415, codes::UNSUPPORTED_MEDIA_TYPE),
+            RelayError::RateLimited(_) => (429, codes::RATE_LIMITED),
+            RelayError::InsufficientBalance => (402, codes::INSUFFICIENT_BALANCE),
+            RelayError::FreeTrialExhausted => (402, codes::FREE_TRIAL_EXHAUSTED),
+            RelayError::GpuNotConfigured(_) => (501, codes::GPU_NOT_CONFIGURED),
+            RelayError::TeeUnreachable { .. } => (502, codes::TEE_UNREACHABLE),
+            RelayError::Enclave { status, code, .. } => (*status, code),
+            RelayError::EnclaveAnswer(_) => (502, codes::ENCLAVE_ERROR),
+            RelayError::DuplicateReceipt => (409, codes::REPLAY_DETECTED),
+            RelayError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),
+            RelayError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
+            RelayError::Model(_) => (502, codes::MODEL_ERROR),
+            RelayError::ClientGone | RelayError::Internal => (500, codes::INTERNAL),
+            RelayError::X402(e) => (e.status().as_u16(), e.code()),
+            RelayError::SwapsNotConfigured => (501, codes::SWAPS_NOT_CONFIGURED),
+            RelayError::Conflict { code, .. } => (409, code),
+            RelayError::Router(chain::RouterError::Unreachable) => (502, codes::ROUTER_UNREACHABLE),
+            RelayError::Router(_) => (502, codes::ROUTER_ERROR),
+            RelayError::Chain(_) => (502, codes::CHAIN_UNREACHABLE),
+        }
+    }
+
+    pub fn input(code: &'static str, message: impl Into<String>) -> Self {
+        RelayError::Input { code, message: message.into() }
+    }
+
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        RelayError::Conflict { code, message: message.into() }
+    }
+
+    /// The typed body of this error.
+    pub fn body(&self, surface: Surface) -> ErrorBody {
+        let (_, code) = self.status_and_code();
+        ErrorBody {
+            success: surface.success.then_some(false),
+            error: code.to_string(),
+            message: self.to_string(),
+            tee_endpoint: match self {
+                RelayError::TeeUnreachable { endpoint } => Some(endpoint.clone()),
+                _ => None,
+            },
+            free_messages_remaining: surface.free_messages_remaining,
+        }
+    }
+
+    /// The response on a route of the given surface.
+    pub fn respond(self, surface: Surface) -> Response {
+        if let RelayError::X402(e) = self {
+            return e.into_response();
+        }
+        let (mut status, code) = self.status_and_code();
+        // Encrypted `/agent` (contract §7): every failure is 500, never a plaintext fallback;
+        // a model without a GPU node stays 501, as on every route (contract §2.1).
+        if surface.encrypted_agent && code != codes::GPU_NOT_CONFIGURED {
+            status = 500;
+        }
+        let body = self.body(surface);
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, Json(body)).into_response();
+        if let RelayError::RateLimited(seconds) = self
+            && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        response
+    }
+}
+
+/// How a route renders its errors.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Surface {
+    /// Add `success: false` (`/tee/process`, `/agent`).
+    pub success: bool,
+    /// `/agent` says how many free messages are left on every answer.
+    pub free_messages_remaining: Option<u32>,
+    /// Encrypted `/agent`: failures are 500 (but 501 stays 501).
+    pub encrypted_agent: bool,
+}
+
+impl Surface {
+    /// Routes whose bodies carry `success`.
+    pub const SUCCESS: Surface = Surface { success: true, free_messages_remaining: None, encrypted_agent: false };
+}
+
+/// Every error body of the relay.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(example = json!({"error": "missing_required_fields", "message": "missing: toMint, amount"}))]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub success: Option<bool>,
+    pub error: String,
     pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tee_endpoint: Option<String>,
-    /// Add `success: false` (routes whose success bodies carry `success`).
-    pub with_success: bool,
-    /// More fields of the body (e.g. `/agent`'s `freeMessagesRemaining`).
-    pub extra: Vec<(&'static str, Value)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_messages_remaining: Option<u32>,
 }
 
-impl ApiError {
-    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into(), tee_endpoint: None, with_success: false, extra: Vec::new() }
-    }
-    pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(400, codes::BAD_REQUEST, message)
-    }
-    pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::new(401, codes::UNAUTHORIZED, message)
-    }
-    pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(404, codes::NOT_FOUND, message)
-    }
-    pub fn internal() -> Self {
-        Self::new(500, codes::INTERNAL, "internal error")
-    }
-    pub fn tee_unreachable(endpoint: &str) -> Self {
-        ApiError {
-            tee_endpoint: Some(endpoint.to_string()),
-            ..Self::new(502, codes::TEE_UNREACHABLE, "the enclave did not answer; retry, and refetch its key")
-        }
-    }
-    pub fn with_success(mut self) -> Self {
-        self.with_success = true;
-        self
-    }
-    pub fn with_field(mut self, key: &'static str, value: Value) -> Self {
-        self.extra.push((key, value));
-        self
-    }
-}
-
-impl IntoResponse for ApiError {
+impl IntoResponse for RelayError {
     fn into_response(self) -> Response {
-        let mut body = Map::new();
-        if self.with_success {
-            body.insert("success".into(), json!(false));
-        }
-        body.insert("error".into(), json!(self.code));
-        body.insert("message".into(), json!(self.message));
-        if let Some(endpoint) = self.tee_endpoint {
-            body.insert("teeEndpoint".into(), json!(endpoint));
-        }
-        for (key, value) in self.extra {
-            body.insert(key.into(), value);
-        }
-        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (status, Json(Value::Object(body))).into_response()
+        self.respond(Surface::default())
     }
 }
 
-impl From<crate::store::StoreError> for ApiError {
-    fn from(e: crate::store::StoreError) -> Self {
+impl From<StoreError> for RelayError {
+    fn from(e: StoreError) -> Self {
         tracing::error!(error = %e, "storage error");
-        ApiError::internal()
+        RelayError::Internal
     }
 }
 
-impl From<crate::metering::ChargeError> for ApiError {
-    fn from(e: crate::metering::ChargeError) -> Self {
-        use crate::metering::ChargeError;
-        match e {
-            ChargeError::Insufficient => {
-                ApiError::new(402, codes::INSUFFICIENT_BALANCE, "the prepaid balance does not cover this call")
-            }
-            // `/agent` answers exhaustion with its own 200 body before this mapping.
-            ChargeError::FreeTrialExhausted => {
-                ApiError::new(402, "free_trial_exhausted", "no free messages left today")
-            }
-            ChargeError::Store(e) => e.into(),
-        }
+impl From<sqlx::Error> for RelayError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError::from(e).into()
+    }
+}
+
+impl From<EnvelopeError> for RelayError {
+    fn from(e: EnvelopeError) -> Self {
+        RelayError::InvalidEnvelope(e)
     }
 }

@@ -1,27 +1,31 @@
 //! The relay: the untrusted front of the service. It forwards ciphertext to the enclave,
-//! stores receipts, commits them to the embedded ledger and serves their lookups. It holds no
-//! key that opens a prompt and must never log or store request or reply bodies.
-
-#![forbid(unsafe_code)]
+//! stores and commits receipts, runs accounts, billing and x402, serves the public API, and
+//! runs the plaintext `/agent` path. It holds no key that opens a prompt and never logs or
+//! stores a private request or reply.
+//!
+//! One folder per subsystem (DESIGN.md §3): `private/` (the one ciphertext pipeline),
+//! `accounts/`, `billing/`, `x402/`, `receipts/`, `plain_agent/` (the one plaintext path),
+//! `enclaves/`, `discovery/`; `state`, `router` and `error` tie them together.
 
 pub mod accounts;
-pub mod agent_request;
-pub mod app;
-pub mod auth;
+pub mod admin;
+pub mod agent_route;
+pub mod agents_v1;
 pub mod billing;
-pub mod chats;
+pub mod body;
 pub mod config;
-pub mod deposits;
+pub mod discovery;
+pub mod enclaves;
 pub mod error;
-pub mod forward;
-pub mod ledger;
-pub mod metering;
+pub mod failpoint;
+pub mod mcp;
 pub mod peer;
 pub mod plain_agent;
-pub mod rate_limit;
-pub mod routes;
+pub mod private;
+pub mod receipts;
+pub mod router;
+pub mod state;
 pub mod store;
-pub mod tee;
 pub mod x402;
 
 /// Unix seconds now (the relay's own clock; receipts carry the enclave's).

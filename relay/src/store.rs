@@ -14,6 +14,9 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../migrations/0004_agent.sql")),
     (5, include_str!("../migrations/0005_x402.sql")),
     (6, include_str!("../migrations/0006_usage.sql")),
+    (7, include_str!("../migrations/0007_sealed_objects.sql")),
+    (8, include_str!("../migrations/0008_swap_sessions.sql")),
+    (11, include_str!("../migrations/0011_chain_deposits.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -120,17 +123,13 @@ impl Store {
         Ok(self.pool.begin().await?)
     }
 
-    /// Inserts a commit and its receipt inside `tx`.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn insert(
+    /// Appends a commit inside `tx`.
+    pub async fn insert_commit(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         seq: i64,
         signature: &str,
         tx_bytes: &[u8],
-        address: &str,
-        prompt_hash: &str,
-        receipt_json: &str,
         now: i64,
     ) -> Result<(), StoreError> {
         sqlx::query("INSERT INTO ledger_commits (seq, signature, tx_base64, created_at) VALUES ($1, $2, $3, $4)")
@@ -140,6 +139,19 @@ impl Store {
             .bind(now)
             .execute(&mut **tx)
             .await?;
+        Ok(())
+    }
+
+    /// Stores a chat receipt inside `tx`, beside the commit `signature` that commits it.
+    pub async fn insert_receipt(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        signature: &str,
+        address: &str,
+        prompt_hash: &str,
+        receipt_json: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO receipts (address, prompt_hash, tx_signature, receipt_json, created_at) VALUES ($1, $2, $3, $4, $5)",
         )
@@ -188,6 +200,13 @@ impl Store {
 fn statements(sql: &str) -> Vec<String> {
     let code: String = sql.lines().filter(|l| !l.trim_start().starts_with("--")).map(|l| format!("{l}\n")).collect();
     code.split(';').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+/// True when SQLite refused to turn a reading transaction into a writing one because another
+/// connection wrote, or holds the write lock (SQLITE_BUSY_SNAPSHOT 517, or SQLITE_BUSY 5, which
+/// SQLite returns at once instead of waiting when waiting could deadlock): start over.
+pub fn is_busy_snapshot(e: &StoreError) -> bool {
+    matches!(e, StoreError::Db(sqlx::Error::Database(d)) if matches!(d.code().as_deref(), Some("517" | "5")))
 }
 
 /// True when `e` is a unique-constraint violation (another writer took the same key).

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use relay::billing::{BillingError, balances, credit, debit};
+use relay::billing::balances::{BillingError, balances, credit, debit};
 use relay::store::Store;
 use sqlx::Row;
 
@@ -95,7 +95,7 @@ async fn postgres_rules() {
 /// what a per-token charge took beyond the final amount), or refunded in full, each change one
 /// transaction; the journal and the balance always agree.
 async fn usage_rows_follow_their_debits(store: Store) {
-    use relay::billing::{NewUsage, complete_usage, debit_for_usage, refund_usage, usage_page};
+    use relay::billing::balances::{NewUsage, complete_usage, debit_for_usage, refund_usage, usage_page};
     credit(&store, "key_u", "usdc", 10_000, "admin", "funding", 1).await.unwrap();
     let usage = |route| NewUsage { route, model: "gpt-oss:20b" };
     let (after, done) =
@@ -145,26 +145,42 @@ async fn usage_rows_follow_their_debits(store: Store) {
     assert_eq!(sum, 10_000 - 1_234 - 1_000);
 }
 
-/// A deposit reported twice, even concurrently, is credited once.
+/// A deposit recorded twice and credited by eight workers at once (a restart, two relays) is
+/// recorded once and credited once; one not yet finalized is not credited at all.
 async fn deposits_are_credited_once(store: Store) {
-    use relay::billing::{Deposit, credit_deposit};
-    let deposit =
-        Deposit { signature: "5sigDeposit".into(), key_id: "key_d".into(), currency: "svc".into(), amount: 777 };
+    use relay::billing::balances::credit_deposit;
+    use relay::billing::deposits::records::{self, DepositRecord, state};
+    let deposit = DepositRecord {
+        signature: "5sigDeposit".into(),
+        ix: 2,
+        key_id: "key_d".into(),
+        owner: "owner".into(),
+        mint: "mint".into(),
+        currency: Some("svc".into()),
+        amount: 777,
+        state: state::SEEN.into(),
+        reason: None,
+        slot: 9,
+        created_at: 0,
+    };
+    assert!(records::record(&store, &deposit, 1).await.unwrap());
+    assert!(!records::record(&store, &deposit, 1).await.unwrap(), "recorded once");
+    assert_eq!(credit_deposit(&store, "5sigDeposit", 2, 1).await.unwrap(), None, "not finalized yet");
+    records::finalize(&store, "5sigDeposit", 2).await.unwrap();
     let store = Arc::new(store);
     let tasks: Vec<_> = (0..8)
         .map(|_| {
-            let (store, deposit) = (store.clone(), deposit.clone());
-            tokio::spawn(async move { credit_deposit(&store, &deposit, 1).await.unwrap() })
+            let store = store.clone();
+            tokio::spawn(async move { credit_deposit(&store, "5sigDeposit", 2, 3).await.unwrap() })
         })
         .collect();
     let mut credited = Vec::new();
     for t in tasks {
-        credited.extend(t.await.unwrap());
+        credited.extend(t.await.unwrap().map(|c| c.amount));
     }
     assert_eq!(credited, [777]);
     assert_eq!(balances(&store, "key_d").await.unwrap()[1], ("svc".to_string(), 777));
-    let bad = Deposit { amount: 0, ..deposit };
-    assert!(matches!(credit_deposit(&store, &bad, 2).await, Err(BillingError::NotPositive)));
+    assert_eq!(records::of_key(&store, "key_d", 10).await.unwrap()[0].state, state::CREDITED);
 }
 
 #[tokio::test]

@@ -4,20 +4,21 @@
 use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
-use relay::ledger::{Ledger, LedgerError};
+use relay::receipts::{CommitError, CommitLog};
 use relay::store::Store;
 
 mod common;
 use shared::address::{Address, default_program_id};
+use shared::keys::{ClientKey, PromptHash, TeeKey};
 use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
 
-fn receipt(n: u8) -> (Receipt, [u8; 32]) {
-    let hash = shared::sha256(&[n]);
+fn receipt(n: u8) -> (Receipt, PromptHash) {
+    let hash = PromptHash(shared::sha256(&[n]));
     let body = ReceiptBody {
         prompt_hash: hash,
-        tee_pubkey: [1; 32],
+        tee_pubkey: TeeKey([1; 32]),
         nonce: [n; 16],
-        client_pubkey: [2; 32],
+        client_pubkey: ClientKey([2; 32]),
         model: "gpt-oss:20b".into(),
         provider: "svc-gpu".into(),
     };
@@ -26,7 +27,7 @@ fn receipt(n: u8) -> (Receipt, [u8; 32]) {
 }
 
 async fn exercise(store: Store) {
-    let ledger = Arc::new(Ledger::new(SigningKey::from_bytes(&[4; 32]), default_program_id(), store.clone()));
+    let ledger = Arc::new(CommitLog::new(SigningKey::from_bytes(&[4; 32]), default_program_id(), store.clone()));
     let (r1, h1) = receipt(1);
     let (r2, h2) = receipt(2);
     let tx1 = ledger.commit(&r1, &h1, 10).await.unwrap();
@@ -50,7 +51,7 @@ async fn exercise(store: Store) {
     assert_eq!(c1.payer, ledger.public_key());
 
     // One ciphertext, one receipt.
-    assert!(matches!(ledger.commit(&r1, &h1, 12).await, Err(LedgerError::Duplicate)));
+    assert!(matches!(ledger.commit(&r1, &h1, 12).await, Err(CommitError::Duplicate)));
 
     // Concurrent commits all land, each exactly once, with distinct sequence numbers.
     let mut tasks = Vec::new();
@@ -78,5 +79,40 @@ async fn sqlite_store_and_ledger() {
 async fn postgres_store_and_ledger() {
     let Some(db) = common::postgres("storage").await else { return };
     exercise(db.store.clone()).await;
+    db.finish().await;
+}
+
+/// Sealed objects: stored and handed back as stored; a re-sealed blob replaces the stored one
+/// only over the blob that was read, so two relays re-sealing one object write once.
+async fn sealed_objects(store: Store) {
+    use relay::enclaves::objects::{insert, load, replace_blob};
+    use shared::wire::SealedObject;
+    let object = SealedObject {
+        id: "00112233445566778899aabbccddeeff".into(),
+        kind: "signing-key".into(),
+        version: 1,
+        blob: "b2xk".into(),
+        public_key: Some("11111111111111111111111111111111".into()),
+    };
+    insert(&store, &object, 10).await.unwrap();
+    assert_eq!(load(&store, &object.id).await.unwrap(), Some(object.clone()));
+    assert_eq!(load(&store, "ffff").await.unwrap(), None);
+    assert!(insert(&store, &object, 11).await.is_err(), "one row per object id");
+    assert!(replace_blob(&store, &object.id, "b2xk", "bmV3", 12).await.unwrap());
+    assert!(!replace_blob(&store, &object.id, "b2xk", "b3RoZXI=", 13).await.unwrap(), "the blob moved on");
+    assert_eq!(load(&store, &object.id).await.unwrap().unwrap().blob, "bmV3");
+}
+
+#[tokio::test]
+async fn sqlite_sealed_objects() {
+    let db = common::sqlite().await;
+    sealed_objects(db.store.clone()).await;
+    db.finish().await;
+}
+
+#[tokio::test]
+async fn postgres_sealed_objects() {
+    let Some(db) = common::postgres("objects").await else { return };
+    sealed_objects(db.store.clone()).await;
     db.finish().await;
 }

@@ -6,9 +6,9 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use dcap_qvl::QuoteCollateralV3;
 use dcap_qvl::verify::QuoteVerifier;
+use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
 use shared::attest::measurements::{ImageMeasurement, Measurements, Rtmr0Entry};
 use shared::attest::{Binding, Collateral, Evidence, Policy, TrustRoot, verify};
-use shared::dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
 
@@ -61,7 +61,7 @@ fn benches(c: &mut Criterion) {
     pair(c, "real v4 sample", &quote, &json, TrustRoot::Intel, None, 1_750_377_600);
 
     let pki = DevPki::from_seed(&[7; 32]);
-    let binding = Binding::PublicKey([1; 32]);
+    let binding = Binding::PublicKey(shared::keys::TeeKey([1; 32]));
     let report = TdReport { mr_td: [0xa0; 48], report_data: binding.report_data(), ..TdReport::default() };
     let quote = pki.quote(&report, QuoteVersion::V4);
     let json = String::from_utf8(pki.collateral(&CollateralOptions::default())).unwrap();

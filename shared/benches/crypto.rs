@@ -20,9 +20,9 @@ fn prompt_4k() -> Vec<u8> {
 fn body(env: &Envelope, tee: [u8; 32]) -> ReceiptBody {
     ReceiptBody {
         prompt_hash: env.ciphertext_hash(),
-        tee_pubkey: tee,
+        tee_pubkey: shared::keys::TeeKey(tee),
         nonce: env.nonce,
-        client_pubkey: env.enc,
+        client_pubkey: env.client_key(),
         model: "gpt-oss:20b".into(),
         provider: "svc-gpu".into(),
     }

@@ -57,8 +57,8 @@ pub fn find_program_address(seeds: &[&[u8]], program_id: &Address) -> Option<(Ad
 }
 
 /// The receipt address for a ciphertext hash (contract §2.6).
-pub fn receipt_address(ciphertext_hash: &[u8; 32], program_id: &Address) -> Address {
-    find_program_address(&[RECEIPT_SEED, ciphertext_hash], program_id)
+pub fn receipt_address(ciphertext_hash: &crate::keys::PromptHash, program_id: &Address) -> Address {
+    find_program_address(&[RECEIPT_SEED, &ciphertext_hash.0], program_id)
         .expect("a PDA exists for all but a 2^-255 fraction of seeds")
         .0
 }
@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn derived_addresses_are_off_curve() {
         for i in 0u8..50 {
-            let hash = crate::sha256(&[i]);
+            let hash = crate::keys::PromptHash(crate::sha256(&[i]));
             let a = receipt_address(&hash, &default_program_id());
             assert!(!is_on_curve(&a.0));
         }

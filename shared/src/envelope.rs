@@ -5,7 +5,6 @@
 //! Parsing is strict: unknown members, wrong types, bad base64, wrong lengths, an unknown
 //! algorithm or version each give their own [`EnvelopeError`].
 
-use rand_core::{CryptoRng, RngCore};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use x25519_dalek::StaticSecret;
@@ -20,7 +19,6 @@ pub const NONCE_LEN: usize = 16;
 pub const MAX_CIPHERTEXT: usize = 1 << 20;
 /// Largest `encryptedPrompt` string accepted, base64 overhead included.
 pub const MAX_ENVELOPE_JSON: usize = MAX_CIPHERTEXT / 3 * 4 + 1024;
-const INFO_PREFIX: &[u8] = b"SVC-PROMPT-v1";
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum EnvelopeError {
@@ -123,18 +121,33 @@ impl Envelope {
     }
 
     /// sha256 of the decoded ciphertext: the receipt's `encryptedPromptHash` and address seed.
-    pub fn ciphertext_hash(&self) -> [u8; 32] {
-        crate::sha256(&self.ciphertext)
+    pub fn ciphertext_hash(&self) -> crate::keys::PromptHash {
+        crate::keys::PromptHash(crate::sha256(&self.ciphertext))
     }
 
-    /// Opens the envelope with the enclave's key pair. Returns the plaintext and the HPKE
+    /// HPKE `enc`, as the receipt names it.
+    pub fn client_key(&self) -> crate::keys::ClientKey {
+        crate::keys::ClientKey(self.enc)
+    }
+
+    /// Opens a prompt envelope with the enclave's key pair. Returns the plaintext and the HPKE
     /// context, which the enclave keeps to seal the reply (DESIGN.md §4.2).
     pub fn open(
         &self,
         sk: &StaticSecret,
         pk: &[u8; 32],
     ) -> Result<(Zeroizing<Vec<u8>>, hpke::Context), hpke::HpkeError> {
-        let mut ctx = hpke::setup_receiver(&self.enc, sk, pk, &info(&self.nonce))?;
+        self.open_for(Purpose::Prompt, sk, pk)
+    }
+
+    /// Opens an envelope made for `purpose`; one made for another purpose does not open.
+    pub fn open_for(
+        &self,
+        purpose: Purpose,
+        sk: &StaticSecret,
+        pk: &[u8; 32],
+    ) -> Result<(Zeroizing<Vec<u8>>, hpke::Context), hpke::HpkeError> {
+        let mut ctx = hpke::setup_receiver(&self.enc, sk, pk, &info(purpose, &self.nonce))?;
         let pt = ctx.open(b"", &self.ciphertext)?;
         Ok((pt, ctx))
     }
@@ -159,23 +172,51 @@ fn parse_key_id(s: &str) -> Result<[u8; 32], EnvelopeError> {
     Ok(out)
 }
 
-/// HPKE `info` for a prompt: `SVC-PROMPT-v1` ‖ nonce.
-pub fn info(nonce: &[u8; NONCE_LEN]) -> [u8; 13 + NONCE_LEN] {
-    let mut info = [0u8; 13 + NONCE_LEN];
-    info[..13].copy_from_slice(INFO_PREFIX);
-    info[13..].copy_from_slice(nonce);
-    info
+/// What an envelope carries. Each purpose has its own HPKE `info` label, so an envelope sealed
+/// for one never opens as another (a secrets bundle is not a prompt, and the reverse).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// A prompt (DESIGN §4.1): `SVC-PROMPT-v1`.
+    Prompt,
+    /// A secrets bundle for the enclave (DESIGN §10): `SVC-PROVISION-v1`.
+    Provision,
 }
 
-/// The client side: seals `plaintext` to the enclave key and keeps the context to read the reply.
+impl Purpose {
+    fn label(self) -> &'static [u8] {
+        match self {
+            Purpose::Prompt => b"SVC-PROMPT-v1",
+            Purpose::Provision => b"SVC-PROVISION-v1",
+        }
+    }
+}
+
+/// HPKE `info`: the purpose's label ‖ nonce.
+pub fn info(purpose: Purpose, nonce: &[u8; NONCE_LEN]) -> Vec<u8> {
+    [purpose.label(), nonce.as_slice()].concat()
+}
+
+/// The client side: seals a prompt to the enclave key and keeps the context to read the reply.
+#[cfg(feature = "sender")]
 pub fn seal(
     enclave_key: &[u8; 32],
     plaintext: &[u8],
-    rng: &mut (impl RngCore + CryptoRng),
+    rng: &mut (impl rand_core::RngCore + rand_core::CryptoRng),
+) -> Result<(Envelope, hpke::Context), hpke::HpkeError> {
+    seal_for(Purpose::Prompt, enclave_key, plaintext, rng)
+}
+
+/// Seals `plaintext` for `purpose` to the enclave key.
+#[cfg(feature = "sender")]
+pub fn seal_for(
+    purpose: Purpose,
+    enclave_key: &[u8; 32],
+    plaintext: &[u8],
+    rng: &mut (impl rand_core::RngCore + rand_core::CryptoRng),
 ) -> Result<(Envelope, hpke::Context), hpke::HpkeError> {
     let mut nonce = [0u8; NONCE_LEN];
     rng.fill_bytes(&mut nonce);
-    let (enc, mut ctx) = hpke::setup_sender(enclave_key, &info(&nonce), rng)?;
+    let (enc, mut ctx) = hpke::setup_sender(enclave_key, &info(purpose, &nonce), rng)?;
     let ciphertext = ctx.seal(b"", plaintext)?;
     let key_id = Some(crate::sha256(enclave_key));
     Ok((Envelope { enc, nonce, ciphertext, key_id }, ctx))
@@ -227,6 +268,7 @@ pub enum PlaintextError {
 }
 
 impl PromptPlaintext {
+    #[cfg(feature = "sender")]
     pub fn from_prompt(prompt: impl Into<String>, timestamp: u64) -> Self {
         PromptPlaintext {
             prompt: Some(prompt.into()),
@@ -263,5 +305,6 @@ impl PromptPlaintext {
     }
 }
 
-#[cfg(test)]
+// The tests seal as a client does.
+#[cfg(all(test, feature = "sender"))]
 mod tests;

@@ -7,9 +7,11 @@
 //! keys, recent blockhash, instructions), so a Solana writer can post the same message; the
 //! embedded ledger chains commits by using the previous commit's hash as the blockhash.
 
-use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::{Signer, SigningKey};
 
 use crate::address::Address;
+use crate::keys::PromptHash;
+use crate::solana::{CompiledInstruction, Message, MessageHeader, Transaction, VersionedMessage};
 
 /// Instruction tag for "record a v2 receipt".
 pub const ATTEST_V2_TAG: u8 = 0x02;
@@ -35,7 +37,7 @@ pub struct Commit {
     pub payer: [u8; 32],
     pub program_id: Address,
     pub recent_blockhash: [u8; 32],
-    pub prompt_hash: [u8; 32],
+    pub prompt_hash: PromptHash,
 }
 
 impl Commit {
@@ -47,29 +49,26 @@ impl Commit {
 
 /// Formats a transaction id (base58 of the signature).
 pub fn format_id(signature: &[u8; 64]) -> String {
-    bs58::encode(signature).into_string()
+    crate::solana::signature_id(signature)
 }
 
-fn message(payer: &[u8; 32], program_id: &Address, blockhash: &[u8; 32], prompt_hash: &[u8; 32]) -> [u8; MESSAGE_LEN] {
-    let mut m = [0u8; MESSAGE_LEN];
-    let mut i = 0;
-    let mut put = |bytes: &[u8]| {
-        m[i..i + bytes.len()].copy_from_slice(bytes);
-        i += bytes.len();
-    };
-    // Header: 1 required signature, 0 read-only signed, 1 read-only unsigned (the program).
-    put(&[1, 0, 1]);
-    put(&[2]); // compact-u16: two account keys
-    put(payer);
-    put(&program_id.0);
-    put(blockhash);
-    put(&[1]); // one instruction
-    put(&[1]); // program id index
-    put(&[0]); // no accounts
-    put(&[DATA_LEN as u8]);
-    put(&[ATTEST_V2_TAG]);
-    put(prompt_hash);
-    m
+/// The commit message, with its keys laid out by hand rather than compiled: payer then program,
+/// whatever their byte order (a compiled message would merge them if they were equal).
+fn message(payer: &[u8; 32], program_id: &Address, blockhash: &[u8; 32], prompt_hash: &[u8; 32]) -> Message {
+    let mut data = Vec::with_capacity(DATA_LEN);
+    data.push(ATTEST_V2_TAG);
+    data.extend_from_slice(prompt_hash);
+    Message {
+        // 1 required signature, 0 read-only signed, 1 read-only unsigned (the program).
+        header: MessageHeader {
+            num_required_signatures: 1,
+            num_readonly_signed_accounts: 0,
+            num_readonly_unsigned_accounts: 1,
+        },
+        account_keys: vec![Address(*payer), *program_id],
+        recent_blockhash: *blockhash,
+        instructions: vec![CompiledInstruction { program_id_index: 1, accounts: vec![], data }],
+    }
 }
 
 /// Builds and signs a commit; returns the transaction bytes and the parsed commit.
@@ -77,15 +76,13 @@ pub fn build(
     key: &SigningKey,
     program_id: &Address,
     blockhash: &[u8; 32],
-    prompt_hash: &[u8; 32],
+    prompt_hash: &PromptHash,
 ) -> (Vec<u8>, Commit) {
     let payer = key.verifying_key().to_bytes();
-    let msg = message(&payer, program_id, blockhash, prompt_hash);
-    let signature = key.sign(&msg).to_bytes();
-    let mut tx = Vec::with_capacity(TX_LEN);
-    tx.push(1);
-    tx.extend_from_slice(&signature);
-    tx.extend_from_slice(&msg);
+    let msg = message(&payer, program_id, blockhash, &prompt_hash.0);
+    // Signed directly: the payer is the one signer by construction.
+    let signature = key.sign(&msg.serialize()).to_bytes();
+    let tx = Transaction { signatures: vec![signature], message: msg.into() }.serialize();
     let commit =
         Commit { signature, payer, program_id: *program_id, recent_blockhash: *blockhash, prompt_hash: *prompt_hash };
     (tx, commit)
@@ -93,23 +90,37 @@ pub fn build(
 
 /// Parses a commit transaction strictly and verifies its signature against its fee payer.
 pub fn parse_and_verify(tx: &[u8]) -> Result<Commit, LedgerError> {
-    let tx: &[u8; TX_LEN] = tx.try_into().map_err(|_| LedgerError::BadLength)?;
+    if tx.len() != TX_LEN {
+        return Err(LedgerError::BadLength);
+    }
     if tx[0] != 1 {
         return Err(LedgerError::NotACommit("expected one signature"));
     }
-    let signature: [u8; 64] = tx[1..65].try_into().expect("fixed range");
-    let m = &tx[65..];
-    let payer: [u8; 32] = m[4..36].try_into().expect("fixed range");
-    let program_id = Address(m[36..68].try_into().expect("fixed range"));
-    let recent_blockhash: [u8; 32] = m[68..100].try_into().expect("fixed range");
-    let prompt_hash: [u8; 32] = m[MESSAGE_LEN - 32..].try_into().expect("fixed range");
+    let tx = Transaction::parse(tx).map_err(|_| LedgerError::NotACommit("not a Solana transaction"))?;
+    let VersionedMessage::Legacy(m) = &tx.message else {
+        return Err(LedgerError::NotACommit("not a legacy message"));
+    };
+    let ([signature], [payer, program_id], [ix]) = (&tx.signatures[..], &m.account_keys[..], &m.instructions[..])
+    else {
+        return Err(LedgerError::NotACommit("unexpected message layout"));
+    };
+    let Some((&ATTEST_V2_TAG, prompt_hash)) = ix.data.split_first() else {
+        return Err(LedgerError::NotACommit("unexpected message layout"));
+    };
+    let prompt_hash: [u8; 32] =
+        prompt_hash.try_into().map_err(|_| LedgerError::NotACommit("unexpected message layout"))?;
     // Rebuilding the message from the parsed fields and comparing checks every fixed byte.
-    if message(&payer, &program_id, &recent_blockhash, &prompt_hash) != *m {
+    if message(&payer.0, program_id, &m.recent_blockhash, &prompt_hash) != *m {
         return Err(LedgerError::NotACommit("unexpected message layout"));
     }
-    let key = VerifyingKey::from_bytes(&payer).map_err(|_| LedgerError::BadSignature)?;
-    key.verify_strict(m, &Signature::from_bytes(&signature)).map_err(|_| LedgerError::BadSignature)?;
-    Ok(Commit { signature, payer, program_id, recent_blockhash, prompt_hash })
+    tx.verify().map_err(|_| LedgerError::BadSignature)?;
+    Ok(Commit {
+        signature: *signature,
+        payer: payer.0,
+        program_id: *program_id,
+        recent_blockhash: m.recent_blockhash,
+        prompt_hash: PromptHash(prompt_hash),
+    })
 }
 
 /// The chain link: the next commit's blockhash is sha256 of this transaction.
@@ -133,7 +144,7 @@ mod tests {
     fn build_parse_round_trip_and_layout() {
         let key = SigningKey::from_bytes(&[3; 32]);
         let program = Address([9; 32]);
-        let (tx, commit) = build(&key, &program, &[0; 32], &[7; 32]);
+        let (tx, commit) = build(&key, &program, &[0; 32], &PromptHash([7; 32]));
         assert_eq!(tx.len(), TX_LEN);
         // Instruction data sits at the very end: tag, then the hash.
         assert_eq!(tx[TX_LEN - 33], ATTEST_V2_TAG);
@@ -142,10 +153,22 @@ mod tests {
         assert_eq!(parse_id(&commit.id()), Some(commit.signature));
     }
 
+    /// The bytes the hand-rolled encoder wrote before the codec existed: not one may change.
+    #[test]
+    fn known_answer() {
+        let (tx, _) = build(&SigningKey::from_bytes(&[3; 32]), &Address([9; 32]), &[1; 32], &PromptHash([7; 32]));
+        let want = "01650a842b5d6caf59580a5ae0a65b40523c07ee937af761434a00d0f535e29d5a30bb2cb8d8082aa52e7b04b5adb9b7\
+                    41655a9e2b9aa120e79f5153cbd210a40001000102ed4928c628d1c2c6eae90338905995612959273a5c63f93636c146\
+                    14ac8737d1090909090909090909090909090909090909090909090909090909090909090901010101010101010101010101\
+                    0101010101010101010101010101010101010101010021020707070707070707070707070707070707070707070707070707\
+                    070707070707";
+        assert_eq!(hex::encode(tx), want);
+    }
+
     #[test]
     fn any_flipped_bit_is_refused() {
         let key = SigningKey::from_bytes(&[3; 32]);
-        let (tx, _) = build(&key, &Address([9; 32]), &[1; 32], &[7; 32]);
+        let (tx, _) = build(&key, &Address([9; 32]), &[1; 32], &PromptHash([7; 32]));
         for i in 0..tx.len() {
             let mut t = tx.clone();
             t[i] ^= 0x10;

@@ -4,24 +4,27 @@
 //! values, so the same code can run inside the enclave, in the untrusted relay and in clients,
 //! and can be tested with known-answer vectors.
 
-#![forbid(unsafe_code)]
-
 pub mod address;
 #[cfg(feature = "verify")]
 pub mod attest;
 pub mod b64;
 pub mod catalog;
-#[cfg(feature = "dev-quotes")]
-pub mod dev_quote;
 pub mod envelope;
 pub mod freshness;
 pub mod hpke;
+pub mod keys;
+#[cfg(feature = "ledger")]
 pub mod ledger;
 #[cfg(feature = "measure")]
 pub mod measure;
+pub mod provision;
 pub mod quote;
 pub mod receipt;
 pub mod reply;
+#[cfg(feature = "solana")]
+pub mod solana;
+#[cfg(feature = "solana")]
+pub mod swap;
 pub mod time;
 pub mod wire;
 

@@ -2,6 +2,9 @@
 //! and where `report_data` sits. Full verification is the client's job (dcap-qvl + policy).
 
 pub const TEE_TYPE_TDX: u32 = 0x81;
+/// Intel's QE vendor ID, at header offset 12.
+pub const INTEL_QE_VENDOR_ID: [u8; 16] =
+    [0x93, 0x9a, 0x72, 0x33, 0xf7, 0x9c, 0x4c, 0xa9, 0x94, 0x0a, 0x0d, 0xb3, 0x95, 0x7f, 0x06, 0x07];
 const HEADER_LEN: usize = 48;
 const TD_REPORT_DATA_OFFSET: usize = 520;
 

@@ -12,6 +12,7 @@ pub const TDX_QUOTE_UNAVAILABLE: &str = "tdx_quote_unavailable";
 
 /// `GET /tee/public-key` (contract §2.5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PublicKeyResponse {
     pub public_key: String,
@@ -22,6 +23,7 @@ pub struct PublicKeyResponse {
 
 /// The quote object inside attestation bodies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TdxQuote {
     /// The quote bytes, base64.
@@ -36,6 +38,7 @@ pub struct TdxQuote {
 
 /// `GET /tee/attestation` (contract §2.4b).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AttestationResponse {
     pub tee_public_key: String,
@@ -59,11 +62,83 @@ pub struct AttestationResponse {
     /// ed25519 by `enclavePublicKey` over `SVC-ATTEST-NONCE-v1 ‖ nonce ‖ teePublicKey`, base64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nonce_signature: Option<String>,
+    /// Whether this boot holds a secrets bundle (informational: the quote does not cover it).
+    #[serde(default)]
+    pub provisioning: ProvisioningState,
+}
+
+/// What the enclave says of its secrets bundle: never a secret.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ProvisioningState {
+    pub provisioned: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_version: Option<u64>,
+    /// The provisioner key that signed the bundle, base58.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provisioner_key: Option<String>,
+}
+
+/// `POST /tee/provision` (and the enclave's `/provision`): a signed secrets bundle sealed to
+/// the enclave key as an envelope of purpose `Provision` (DESIGN §10). The relay forwards it
+/// unread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProvisionRequest {
+    pub encrypted_bundle: String,
+}
+
+/// A sealed object as the relay stores it and hands it back (DESIGN §10): the enclave keeps no
+/// disk, so objects that must outlive a boot live as these blobs in the relay's database.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SealedObject {
+    /// 32 hex characters.
+    pub id: String,
+    pub kind: String,
+    pub version: u32,
+    /// The blob, base64.
+    pub blob: String,
+    /// The object's public half, when it has one (a signing key's address, base58).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
+}
+
+/// `POST /objects` of the enclave: make a new secret of `kind` and seal it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewObject {
+    pub kind: String,
+}
+
+/// `POST /objects/open` and `/objects/rewrap` of the enclave: a stored blob.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoredBlob {
+    pub blob: String,
+}
+
+/// What `/objects/open` says of an object it opened: its public half, proof it opened, and,
+/// when it was sealed under an earlier KEK, the same object sealed under the current one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenedObject {
+    pub id: String,
+    pub kind: String,
+    pub version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrapped: Option<String>,
 }
 
 /// The `attestation` object of a `/tee/process` response: the binding quote, whose
 /// `report_data` = sha256(tee_pubkey ‖ enclave_pubkey).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BindingAttestation {
     pub tee_public_key: String,
@@ -78,6 +153,7 @@ pub struct BindingAttestation {
 
 /// Token counts (camelCase, as in contract §2.3).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub prompt_tokens: u64,
@@ -85,10 +161,13 @@ pub struct Usage {
     pub total_tokens: u64,
 }
 
-/// `POST /tee/process` request (shape not shown by the contract; see docs/decisions.md).
+/// The one request shape of every private route, as the relay forwards it to the enclave
+/// (`/tee/process`, chat completions, the x402 route, encrypted `/agent`). Clients send it to
+/// `/tee/process`; the other routes' bodies carry the same fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct ProcessRequest {
+pub struct PrivateRequest {
     pub encrypted_prompt: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -100,6 +179,7 @@ pub struct ProcessRequest {
 
 /// `POST /tee/process` success body. The relay adds `onchainAttestation`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ProcessResponse {
     pub success: bool,
@@ -115,6 +195,7 @@ pub struct ProcessResponse {
 
 /// `onchainAttestation` (contract §2.6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OnchainAttestation {
     pub address: String,
@@ -137,6 +218,7 @@ pub struct ReplyPlaintext {
 /// A complete OpenAI `chat.completion` object (the sealed reply of
 /// `/api/v1/chat/completions`), plus the enclave's `receipt` so the relay cannot swap it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChatCompletion {
     pub id: String,
     pub object: String,
@@ -148,6 +230,7 @@ pub struct ChatCompletion {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChatCompletionChoice {
     pub index: u32,
     pub message: ChatCompletionMessage,
@@ -155,6 +238,7 @@ pub struct ChatCompletionChoice {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChatCompletionMessage {
     pub role: String,
     pub content: String,
@@ -162,6 +246,7 @@ pub struct ChatCompletionMessage {
 
 /// Token counts in OpenAI's snake_case.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OpenAiUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -200,6 +285,7 @@ impl ChatCompletion {
 
 /// One executed tool call, as `toolCalls` reports it (contract §2.3): in call order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ToolCall {
     pub tool: String,
     pub args: serde_json::Value,
@@ -208,6 +294,7 @@ pub struct ToolCall {
 
 /// `privacyGuarantee` of encrypted `/agent` (contract §2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PrivacyGuarantee {
     #[serde(rename = "backendSawPlaintext")]
     pub backend_saw_plaintext: bool,
@@ -218,6 +305,7 @@ pub struct PrivacyGuarantee {
 /// Encrypted-mode `/agent` as the enclave answers it; the relay adds `freeMessagesRemaining`,
 /// `billing` and `onchainAttestation`. `receipt` is also inside the sealed reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EncryptedAgentResponse {
     pub success: bool,
@@ -248,51 +336,92 @@ pub struct AgentReplyPlaintext {
 
 /// Error body of routes with a `success` field (`/tee/process`, `/agent`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FailureBody {
     pub success: bool,
     pub error: String,
     pub message: String,
 }
 
-/// Error body of routes without a `success` field (contract §4: `{error: <code>}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorBody {
-    pub error: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-/// 502 body when the relay cannot reach the enclave (contract §4.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TeeUnreachable {
-    pub error: String,
-    pub message: String,
-    pub tee_endpoint: String,
-}
-
-/// Error codes this project uses beyond the contract's (docs/decisions.md lists them all).
+/// Every error code the services answer with, in one table (docs/decisions.md explains each).
+/// The contract's own codes come first; the rest are this project's.
 pub mod codes {
+    // Contract §7.
     pub const BAD_REQUEST: &str = "bad_request";
+    pub const MISSING_REQUIRED_FIELDS: &str = "missing_required_fields";
+    pub const GPU_NOT_CONFIGURED: &str = "gpu_not_configured";
+    pub const TEE_UNREACHABLE: &str = "tee_unreachable";
+    pub const FREE_TRIAL_EXHAUSTED: &str = "free_trial_exhausted";
+    pub const TDX_QUOTE_UNAVAILABLE: &str = super::TDX_QUOTE_UNAVAILABLE;
+
+    // HTTP-level refusals of any route.
     pub const UNAUTHORIZED: &str = "unauthorized";
     pub const FORBIDDEN: &str = "forbidden";
     pub const NOT_FOUND: &str = "not_found";
-    pub const TEE_UNREACHABLE: &str = "tee_unreachable";
-    pub const GPU_NOT_CONFIGURED: &str = "gpu_not_configured";
+    pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
+    pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
+    pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
+    pub const RATE_LIMITED: &str = "rate_limited";
+    pub const INSUFFICIENT_BALANCE: &str = "insufficient_balance";
+    pub const INTERNAL: &str = "internal_error";
+
+    // Request fields (`/agent` and the x402 route).
+    pub const INVALID_FIELD: &str = "invalid_field";
+    pub const MISSING_PROMPT: &str = "missing_prompt";
+    pub const UNKNOWN_REASONING: &str = "unknown_reasoning";
+    pub const INVALID_BRAID_OPTIONS: &str = "invalid_braid_options";
+
+    // The enclave's refusals, and the relay's view of the enclave.
     pub const INVALID_ENVELOPE: &str = "invalid_envelope";
     pub const DECRYPT_FAILED: &str = "decrypt_failed";
     pub const INVALID_PROMPT: &str = "invalid_prompt";
     pub const REPLAY_DETECTED: &str = "replay_detected";
     pub const STALE_TIMESTAMP: &str = "stale_timestamp";
     pub const MODEL_ERROR: &str = "model_error";
-    pub const ENCLAVE_ERROR: &str = "enclave_error";
-    pub const INTERNAL: &str = "internal_error";
-    pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
     pub const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
-    pub const INSUFFICIENT_BALANCE: &str = "insufficient_balance";
+    pub const ENCLAVE_ERROR: &str = "enclave_error";
+
+    // Custody: provisioning and sealed objects (DESIGN §10).
+    pub const NOT_PROVISIONED: &str = "not_provisioned";
+    pub const UNKNOWN_PROVISIONER: &str = "unknown_provisioner";
+    pub const BAD_BUNDLE_SIGNATURE: &str = "bad_bundle_signature";
+    pub const WRONG_ENCLAVE_KEY: &str = "wrong_enclave_key";
+    pub const STALE_BUNDLE: &str = "stale_bundle";
+    pub const MALFORMED_BUNDLE: &str = "malformed_bundle";
+    pub const SEALED_OBJECT_INVALID: &str = "sealed_object_invalid";
+    pub const UNKNOWN_OBJECT_KIND: &str = "unknown_object_kind";
+
+    // Swaps (DESIGN §11).
+    pub const SWAPS_NOT_CONFIGURED: &str = "swaps_not_configured";
+    pub const FUNDING_NOT_FOUND: &str = "funding_not_found";
+    pub const FUNDING_FAILED: &str = "funding_failed";
+    pub const FUNDING_WRONG_PAYER: &str = "funding_wrong_payer";
+    pub const FUNDING_NOT_FOR_THIS_SESSION: &str = "funding_not_for_this_session";
+    pub const FUNDING_WRONG_MINT: &str = "funding_wrong_mint";
+    pub const FUNDING_WRONG_AMOUNT: &str = "funding_wrong_amount";
+    pub const FUNDING_ALREADY_USED: &str = "funding_already_used";
+    pub const ROUTER_TRANSACTION_REFUSED: &str = "router_transaction_refused";
+    pub const SLIPPAGE_EXCEEDED: &str = "slippage_exceeded";
+    pub const ROUTER_UNREACHABLE: &str = "router_unreachable";
+    pub const ROUTER_ERROR: &str = "router_error";
+    pub const CHAIN_UNREACHABLE: &str = "chain_unreachable";
+    pub const NOTHING_TO_DO: &str = "nothing_to_do";
+    pub const INVALID_MINT: &str = "invalid_mint";
+    pub const INVALID_AMOUNT: &str = "invalid_amount";
+    pub const AMOUNT_OUT_OF_BOUNDS: &str = "amount_out_of_bounds";
+    pub const SESSION_EXPIRED: &str = "session_expired";
+    pub const INVALID_STATE: &str = "invalid_state";
+
+    // x402 (the protocol's own reason codes, where it has them).
+    pub const PAYMENT_REQUIRED: &str = "payment_required";
+    pub const DUPLICATE_SETTLEMENT: &str = "duplicate_settlement";
+    pub const INVALID_PAYMENT_REQUIREMENTS: &str = "invalid_payment_requirements";
+    pub const X402_NOT_CONFIGURED: &str = "x402_not_configured";
+    pub const FACILITATOR_UNREACHABLE: &str = "facilitator_unreachable";
+    pub const FACILITATOR_ERROR: &str = "facilitator_error";
 
     /// The enclave's codes a relay passes on; anything else becomes `enclave_error`.
-    pub fn known(code: &str) -> Option<&'static str> {
+    pub fn from_enclave(code: &str) -> Option<&'static str> {
         [
             BAD_REQUEST,
             GPU_NOT_CONFIGURED,
@@ -304,6 +433,27 @@ pub mod codes {
             MODEL_ERROR,
             CONTEXT_LENGTH_EXCEEDED,
             INTERNAL,
+            NOT_PROVISIONED,
+            UNKNOWN_PROVISIONER,
+            BAD_BUNDLE_SIGNATURE,
+            WRONG_ENCLAVE_KEY,
+            STALE_BUNDLE,
+            MALFORMED_BUNDLE,
+            SEALED_OBJECT_INVALID,
+            UNKNOWN_OBJECT_KIND,
+            SWAPS_NOT_CONFIGURED,
+            FUNDING_NOT_FOUND,
+            FUNDING_FAILED,
+            FUNDING_WRONG_PAYER,
+            FUNDING_NOT_FOR_THIS_SESSION,
+            FUNDING_WRONG_MINT,
+            FUNDING_WRONG_AMOUNT,
+            ROUTER_TRANSACTION_REFUSED,
+            SLIPPAGE_EXCEEDED,
+            ROUTER_ERROR,
+            CHAIN_UNREACHABLE,
+            NOTHING_TO_DO,
+            INVALID_FIELD,
         ]
         .into_iter()
         .find(|c| *c == code)

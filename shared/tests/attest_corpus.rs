@@ -1,12 +1,13 @@
 //! The negative corpus: mutations of dev-PKI quotes and collateral, each run through the
 //! full verifier (dcap-qvl + policy) and each required to fail for its own named reason.
-#![cfg(all(feature = "verify", feature = "dev-quotes"))]
+#![cfg(feature = "verify")]
 
+use dev_quote::{CollateralOptions, DevPki, PkiOptions, QuoteVersion, TcbStatus, TdReport};
 use ed25519_dalek::{Signer, SigningKey};
 use shared::attest::measurements::{ImageMeasurement, Measurements, Rtmr0Entry};
 use shared::attest::verify::NonceProof;
 use shared::attest::{Binding, Collateral, Evidence, Policy, TrustRoot, Verdict, VerificationDocument, verify};
-use shared::dev_quote::{CollateralOptions, DevPki, PkiOptions, QuoteVersion, TcbStatus, TdReport};
+use shared::keys::{EnclaveKey, TeeKey};
 
 const SEED: [u8; 32] = [7; 32];
 const NOW: u64 = 1_800_000_000;
@@ -18,7 +19,7 @@ fn enclave_key() -> SigningKey {
 }
 
 fn binding() -> Binding {
-    Binding::Keys { tee: TEE, enclave: enclave_key().verifying_key().to_bytes() }
+    Binding::Keys { tee: TeeKey(TEE), enclave: EnclaveKey(enclave_key().verifying_key().to_bytes()) }
 }
 
 fn measurements() -> Measurements {
@@ -347,17 +348,21 @@ fn td_policy_failures() {
 fn binding_and_freshness_failures() {
     let mut cases: Vec<(&str, Case, &str)> = Vec::new();
     let mut c = Case::good();
-    c.binding = Binding::Keys { tee: [0x12; 32], enclave: enclave_key().verifying_key().to_bytes() };
+    c.binding =
+        Binding::Keys { tee: TeeKey([0x12; 32]), enclave: EnclaveKey(enclave_key().verifying_key().to_bytes()) };
     cases.push(("other tee key", c, "binding_mismatch"));
     let mut c = Case::good();
-    c.binding = Binding::Keys { tee: TEE, enclave: SigningKey::from_bytes(&[0x44; 32]).verifying_key().to_bytes() };
+    c.binding = Binding::Keys {
+        tee: TeeKey(TEE),
+        enclave: EnclaveKey(SigningKey::from_bytes(&[0x44; 32]).verifying_key().to_bytes()),
+    };
     cases.push(("other enclave key", c, "binding_mismatch"));
     let mut c = Case::good();
-    c.binding = Binding::PublicKey(TEE);
+    c.binding = Binding::PublicKey(TeeKey(TEE));
     c.nonce = None;
     cases.push(("binding quote checked as the public quote", c, "binding_mismatch"));
     let mut c = Case::good();
-    c.report.report_data = Binding::PublicKey(TEE).report_data();
+    c.report.report_data = Binding::PublicKey(TeeKey(TEE)).report_data();
     cases.push(("public quote checked as the binding quote", c, "binding_mismatch"));
     let mut c = Case::good();
     c.nonce = Some(NonceProof { nonce: [0x23; 32], ..proof() });

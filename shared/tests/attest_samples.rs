@@ -32,8 +32,12 @@ fn check(quote_file: &str, collateral_file: &str, now: u64) -> shared::attest::V
     let collateral = Collateral::from_json(&String::from_utf8(read(collateral_file)).unwrap()).unwrap();
     let policy = Policy::new(TrustRoot::Intel, measurements_of(&quote));
     // The samples bind keys we do not have: the binding check must be the only failure.
-    let evidence =
-        Evidence { quote: &quote, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None };
+    let evidence = Evidence {
+        quote: &quote,
+        collateral: &collateral,
+        binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
+        nonce: None,
+    };
     verify(&evidence, &policy, now)
 }
 
@@ -91,8 +95,12 @@ fn check_sgx() -> shared::attest::VerificationDocument {
         mr_owner: None,
         mr_owner_config: None,
     };
-    let evidence =
-        Evidence { quote: &quote, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None };
+    let evidence = Evidence {
+        quote: &quote,
+        collateral: &collateral,
+        binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
+        nonce: None,
+    };
     verify(&evidence, &Policy::new(TrustRoot::Intel, m), 1_750_377_600)
 }
 
@@ -119,7 +127,12 @@ fn malformed_and_oversize_inputs() {
     let policy = Policy::new(TrustRoot::Intel, m);
     let big = vec![0u8; 20_000];
     let doc = verify(
-        &Evidence { quote: &big, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None },
+        &Evidence {
+            quote: &big,
+            collateral: &collateral,
+            binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
+            nonce: None,
+        },
         &policy,
         1_750_377_600,
     );
@@ -129,7 +142,7 @@ fn malformed_and_oversize_inputs() {
         &Evidence {
             quote: &quote[..100],
             collateral: &collateral,
-            binding: Some(Binding::PublicKey([0; 32])),
+            binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
             nonce: None,
         },
         &policy,
@@ -141,7 +154,12 @@ fn malformed_and_oversize_inputs() {
     let mut v9 = quote.clone();
     v9[0] = 9;
     let doc = verify(
-        &Evidence { quote: &v9, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None },
+        &Evidence {
+            quote: &v9,
+            collateral: &collateral,
+            binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
+            nonce: None,
+        },
         &policy,
         1_750_377_600,
     );
@@ -153,7 +171,12 @@ fn malformed_and_oversize_inputs() {
     let mut p384 = quote.clone();
     p384[2] = 3; // attestation key type 3 (ECDSA-P384)
     let doc = verify(
-        &Evidence { quote: &p384, collateral: &collateral, binding: Some(Binding::PublicKey([0; 32])), nonce: None },
+        &Evidence {
+            quote: &p384,
+            collateral: &collateral,
+            binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
+            nonce: None,
+        },
         &policy,
         1_750_377_600,
     );

@@ -1,10 +1,10 @@
 //! Dev quotes through dcap-qvl's real verification path, at a fixed time.
-#![cfg(all(feature = "dev-quotes", feature = "verify"))]
+#![cfg(feature = "verify")]
 
 use dcap_qvl::QuoteCollateralV3;
 use dcap_qvl::quote::{Quote, Report};
 use dcap_qvl::verify::{QuoteVerifier, VerifiedReport};
-use shared::dev_quote::{CollateralOptions, DevPki, PkiOptions, QuoteVersion, TcbStatus, TdReport};
+use dev_quote::{CollateralOptions, DevPki, PkiOptions, QuoteVersion, TcbStatus, TdReport};
 
 const NOW: u64 = 1_800_000_000; // 2027-01-15
 const SEED: [u8; 32] = [7; 32];

@@ -3,6 +3,9 @@
 //!
 //! The binaries must be built first (`cargo build --bins`; `make test` does it).
 
+pub mod chain;
+pub mod swaps;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -45,6 +48,13 @@ impl Process {
         Process { child: Some(cmd.spawn().unwrap()), log }
     }
 
+    /// Starts `cmd` (stdout discarded, stderr to `log`), killed on drop.
+    pub fn spawn_command(cmd: &mut Command, log: PathBuf) -> Self {
+        let file = std::fs::File::create(&log).unwrap();
+        cmd.stdout(Stdio::null()).stderr(file);
+        Process { child: Some(cmd.spawn().unwrap()), log }
+    }
+
     /// Starts one of the workspace binaries with `--config`.
     pub fn spawn_binary(bin: &str, config: &Path, log: PathBuf) -> Self {
         Self::spawn(bin, config, log, &[])
@@ -55,6 +65,19 @@ impl Process {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Waits up to `timeout` for the process to exit on its own; its status if it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        let child = self.child.as_mut()?;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     pub fn log_text(&self) -> String {
@@ -96,12 +119,14 @@ mod probe {
     }
 }
 
-/// One enclave and one relay, in a temp folder.
+/// One enclave (or several) and one relay, in a temp folder.
 pub struct Stack {
     pub dir: tempfile::TempDir,
     pub enclave: Process,
     pub relay: Process,
     pub enclave_port: u16,
+    /// More enclaves behind the same relay (`StackOptions::extra_enclaves`), with their ports.
+    pub others: Vec<(Process, u16)>,
     pub relay_url: String,
     pub api_key: String,
     options: StackOptions,
@@ -110,6 +135,22 @@ pub struct Stack {
 pub const API_KEY: &str = "sk_svc_e2e_test_key";
 /// Seed of the enclave's dev quote PKI in these tests.
 pub const DEV_SEED: &str = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed";
+/// Seed of the provisioner key the test enclaves' configuration lists.
+pub const PROVISIONER_SEED: [u8; 32] = [0x70; 32];
+
+/// The test provisioner (a key holder's signing key).
+pub fn provisioner() -> ed25519_dalek::SigningKey {
+    ed25519_dalek::SigningKey::from_bytes(&PROVISIONER_SEED)
+}
+
+/// The test provisioner's public key, as an enclave configuration lists it (and as
+/// `image/build.sh` writes it into the image's unpublished test variant).
+pub fn provisioner_public() -> String {
+    shared::address::Address(provisioner().verifying_key().to_bytes()).to_string()
+}
+
+/// What `image/build.sh` lists in the test variant; a test checks it is [`provisioner_public`].
+pub const IMAGE_TEST_PROVISIONER: &str = "2h5kxRtRLaQ99vMgcTmyZ914bUYBjB5fWifi95mi9v4Y";
 
 /// The published placeholder measurements that dev quotes carry.
 pub fn dev_measurements() -> shared::attest::Measurements {
@@ -129,8 +170,15 @@ pub struct StackOptions {
     pub tools: serde_json::Value,
     /// Merged into the relay's configuration.
     pub relay: serde_json::Value,
-    /// Environment for both processes (tool credentials).
+    /// Merged into each enclave's configuration.
+    pub enclave: serde_json::Value,
+    /// Environment for both processes. Tool credentials the relay reads from it
+    /// (`apiKeyEnv`) reach the enclave in its secrets bundle instead.
     pub env: Vec<(String, String)>,
+    /// Provision the enclave at start (and after each restart), as a key holder would.
+    pub provision: bool,
+    /// Enclaves behind the relay besides the first.
+    pub extra_enclaves: usize,
 }
 
 impl Default for StackOptions {
@@ -141,12 +189,40 @@ impl Default for StackOptions {
             model_max_tokens: 16,
             tools: serde_json::json!({}),
             relay: serde_json::json!({}),
+            enclave: serde_json::json!({}),
             env: Vec::new(),
+            provision: true,
+            extra_enclaves: 0,
         }
     }
 }
 
 impl StackOptions {
+    /// The enclave's `tools` section: the upstreams without `apiKeyEnv` (the enclave takes
+    /// credentials only from its bundle).
+    fn enclave_tools(&self) -> serde_json::Value {
+        let mut tools = self.tools.clone();
+        if let Some(upstreams) = tools.get_mut("upstreams").and_then(|u| u.as_object_mut()) {
+            for upstream in upstreams.values_mut().filter_map(|u| u.as_object_mut()) {
+                upstream.remove("apiKeyEnv");
+            }
+        }
+        tools
+    }
+
+    /// The bundle's credentials: each upstream's `apiKeyEnv` value from `env`.
+    pub fn credentials(&self) -> std::collections::BTreeMap<String, shared::provision::Secret> {
+        let upstreams = self.tools.get("upstreams").and_then(|u| u.as_object()).cloned().unwrap_or_default();
+        upstreams
+            .iter()
+            .filter_map(|(id, u)| {
+                let var = u.get("apiKeyEnv")?.as_str()?;
+                let value = self.env.iter().find(|(k, _)| k == var)?.1.clone();
+                Some((id.clone(), shared::provision::Secret::new(value)))
+            })
+            .collect()
+    }
+
     fn models(&self) -> serde_json::Value {
         let endpoint = self.model_base_url.clone().unwrap_or_else(llm_base_url);
         serde_json::json!({
@@ -170,11 +246,22 @@ impl Stack {
         let dir = tempfile::tempdir().unwrap();
         let enclave_port = free_port();
         let enclave = start_enclave(dir.path(), enclave_port, &options);
+        let others: Vec<(Process, u16)> = (0..options.extra_enclaves)
+            .map(|_| {
+                let port = free_port();
+                (start_enclave(dir.path(), port, &options), port)
+            })
+            .collect();
+        let enclave_urls: Vec<String> = std::iter::once(enclave_port)
+            .chain(others.iter().map(|(_, p)| *p))
+            .map(|p| format!("http://127.0.0.1:{p}"))
+            .collect();
         let relay_port = free_port();
         let relay_config = dir.path().join("relay.json");
         let mut config = serde_json::json!({
             "listen": format!("127.0.0.1:{relay_port}"),
-            "enclaveUrl": format!("http://127.0.0.1:{enclave_port}"),
+            "enclaves": enclave_urls,
+            "enclaveRefreshSecs": 1,
             "dataDir": dir.path().join("relay-data"),
             "apiKeys": [API_KEY],
             "models": options.models(),
@@ -192,13 +279,98 @@ impl Stack {
         let relay = Process::spawn("relay", &relay_config, dir.path().join("relay.log"), &env);
         let relay_url = format!("http://127.0.0.1:{relay_port}");
         wait_http(&format!("{relay_url}/health"));
-        Stack { dir, enclave, relay, enclave_port, relay_url, api_key: API_KEY.into(), options }
+        let stack = Stack { dir, enclave, relay, enclave_port, others, relay_url, api_key: API_KEY.into(), options };
+        stack.provision_if_asked();
+        stack
+    }
+
+    /// Kills the relay (SIGKILL, by its own handle) and starts it again on the same port, data
+    /// and configuration, with `env` added to the stack's environment.
+    pub fn restart_relay(&mut self, env: &[(&str, &str)]) {
+        self.relay.stop();
+        let mut all: Vec<(&str, &str)> = self.options.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        all.push(("RUST_LOG", "debug"));
+        all.extend_from_slice(env);
+        let log = self.dir.path().join(format!("relay-{}.log", unique()));
+        self.relay = Process::spawn("relay", &self.dir.path().join("relay.json"), log, &all);
+        wait_http(&format!("{}/health", self.relay_url));
     }
 
     /// Stops the enclave and starts a new one (new keys) on the same port.
     pub fn restart_enclave(&mut self) {
         self.enclave.stop();
         self.enclave = start_enclave(self.dir.path(), self.enclave_port, &self.options);
+        self.provision_if_asked();
+    }
+
+    /// Stops the `i`th extra enclave and starts a new one (new keys) on its port.
+    pub fn restart_other(&mut self, i: usize) {
+        let (process, port) = &mut self.others[i];
+        process.stop();
+        *process = start_enclave(self.dir.path(), *port, &self.options);
+        self.provision_if_asked();
+    }
+
+    /// Every enclave's port, the first one first.
+    pub fn enclave_ports(&self) -> Vec<u16> {
+        std::iter::once(self.enclave_port).chain(self.others.iter().map(|(_, p)| *p)).collect()
+    }
+
+    /// The secrets a key holder of these tests releases: a KEK fixed per stack and the tool
+    /// credentials of the options.
+    pub fn secrets(&self, version: u64) -> client::provision::Secrets {
+        let kek = shared::sha256(self.dir.path().to_string_lossy().as_bytes());
+        client::provision::Secrets {
+            version,
+            kek: shared::provision::Secret::new(shared::b64::encode(kek)),
+            previous_keks: Vec::new(),
+            credentials: self.options.credentials(),
+        }
+    }
+
+    /// Verifies and provisions every enclave, as `svc provision --key-id` does for each.
+    pub fn provision_now(&self) {
+        let client = self.client();
+        let secrets = self.secrets(1);
+        let key_ids: Vec<[u8; 32]> = self.enclave_ports().iter().map(|p| enclave_key_id(*p)).collect();
+        // A thread of its own: the caller may be inside a runtime, which must not block.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                runtime.block_on(async {
+                    for key_id in key_ids {
+                        // The relay learns a new key within its refresh interval.
+                        let mut tries = 0;
+                        loop {
+                            match client.provision(&secrets, &provisioner(), Some(key_id)).await {
+                                Err(client::ClientError::Refused { code, .. })
+                                    if code == "decrypt_failed" && tries < 50 =>
+                                {
+                                    tries += 1;
+                                    tokio::time::sleep(Duration::from_millis(100)).await;
+                                }
+                                // Already holds this version (an enclave that did not restart).
+                                Err(client::ClientError::Refused { code, .. }) if code == "stale_bundle" => break,
+                                other => {
+                                    let out = other.expect("provisioning a test enclave");
+                                    assert!(out.state.as_ref().is_some_and(|s| s.provisioned), "{out:?}");
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                })
+            })
+            .join()
+            .unwrap()
+        });
+    }
+
+    fn provision_if_asked(&self) {
+        // Without dev quotes nothing can be verified, so nothing is released.
+        if self.options.provision && self.options.dev_quotes {
+            self.provision_now();
+        }
     }
 
     /// A client that verifies the enclave against the dev root and `measurements/dev.json`.
@@ -248,8 +420,12 @@ fn start_enclave(dir: &Path, port: u16, options: &StackOptions) -> Process {
         "tsmRoot": dir.join("no-tsm"),
         "modelTimeoutSecs": 240,
         "models": options.models(),
-        "tools": options.tools,
+        "tools": options.enclave_tools(),
+        "provisioners": [provisioner_public()],
     });
+    if let (Some(base), Some(extra)) = (config.as_object_mut(), options.enclave.as_object()) {
+        base.extend(extra.clone());
+    }
     if options.dev_quotes {
         config["devQuotes"] = serde_json::json!({"seed": DEV_SEED, "writeRootPem": dir.join("dev-root.pem")});
     }
@@ -258,6 +434,18 @@ fn start_enclave(dir: &Path, port: u16, options: &StackOptions) -> Process {
     let p = Process::spawn("enclave", &config_path, dir.join(format!("enclave-{port}-{}.log", unique())), &env);
     wait_http(&format!("http://127.0.0.1:{port}/public-key"));
     p
+}
+
+/// The key id (sha256 of the X25519 key) of the enclave on `port`, asked directly.
+pub fn enclave_key_id(port: u16) -> [u8; 32] {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET /public-key HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let body = text.split("\r\n\r\n").nth(1).unwrap();
+    let key: shared::wire::PublicKeyResponse = serde_json::from_str(body).unwrap();
+    shared::receipt::decode_hex32(&key.public_key_sha256).unwrap()
 }
 
 /// `relay --config <config> admin credit` (the configuration names the database).
@@ -274,4 +462,25 @@ pub fn credit_usdc(config: &Path, key_id: &str, amount: i64) {
 
 fn unique() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+}
+
+/// Polls futures together until all are done; their outputs in order (no `futures` crate, and
+/// no `'static` bound as spawning would need).
+pub async fn join_all<F: std::future::Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    let mut pinned: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = (0..pinned.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in pinned.iter_mut().enumerate() {
+            if out[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => out[i] = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
+    })
+    .await;
+    out.into_iter().map(|o| o.expect("every future finished")).collect()
 }

@@ -227,7 +227,7 @@ async fn bad_sign_ins_are_refused() {
         (serde_json::json!({"wallet": "not-base58!"}), 400),
         // A program-derived address is off the curve by construction: no key can sign for it.
         (
-            serde_json::json!({"wallet": shared::address::receipt_address(&[1; 32], &shared::address::default_program_id()).to_string()}),
+            serde_json::json!({"wallet": shared::address::receipt_address(&shared::keys::PromptHash([1; 32]), &shared::address::default_program_id()).to_string()}),
             400,
         ),
         (serde_json::json!({}), 400),

@@ -138,7 +138,7 @@ async fn free_trial_then_deposit_then_key_billing() {
     let key = f.stack.api_key.clone();
     let (status, body) = post(&f.stack, json!({"prompt": "hi", "useTools": false}), Some(&key)).await;
     assert_eq!((status, body["error"].as_str()), (402, Some("insufficient_balance")), "{body}");
-    let key_id = relay::auth::key_id(&key);
+    let key_id = relay::accounts::key_id(&key);
     f.stack.credit_usdc(&key_id, 4000);
     let (_, body) = post(&f.stack, json!({"prompt": "hi", "useTools": false}), Some(&key)).await;
     assert_eq!(
@@ -152,7 +152,7 @@ async fn free_trial_then_deposit_then_key_billing() {
 async fn a_failed_request_is_not_charged() {
     let f = fixture(vec![Turn::Fail(500, "model exploded".into())], json!({"agentPricePerCall": 1000})).await;
     let key = f.stack.api_key.clone();
-    f.stack.credit_usdc(&relay::auth::key_id(&key), 1000);
+    f.stack.credit_usdc(&relay::accounts::key_id(&key), 1000);
     let (status, body) = post(&f.stack, json!({"prompt": "hi"}), Some(&key)).await;
     assert_eq!((status, body["error"].as_str()), (502, Some("model_error")), "{body}");
     assert!(!body.to_string().contains("exploded"), "upstream bodies are not echoed");
@@ -199,7 +199,7 @@ async fn chat_history_is_sent_back_and_kept_per_caller() {
     );
     // Another caller naming the same chat id gets none of it; without chatId nothing is kept.
     let key = f.stack.api_key.clone();
-    f.stack.credit_usdc(&relay::auth::key_id(&key), 10_000);
+    f.stack.credit_usdc(&relay::accounts::key_id(&key), 10_000);
     let (_, three) =
         post(&f.stack, json!({"prompt": "and mine?", "chatId": "c-1", "useTools": false}), Some(&key)).await;
     assert_eq!(three["success"], true, "{three}");
@@ -343,18 +343,9 @@ async fn the_real_small_model_answers_in_the_contract_shape() {
         usage["totalTokens"].as_u64().unwrap(),
         usage["promptTokens"].as_u64().unwrap() + usage["completionTokens"].as_u64().unwrap()
     );
-    // With tools offered the loop runs to an answer within the cap, whatever the model chose.
-    // The 135M model's tool calls are not stable run to run (notes/llm.md): llama.cpp can fail
-    // to parse one (an honest model_error). Up to three tries; the structure is what is checked.
-    let mut body = Value::Null;
-    for attempt in 1..=3 {
-        body = post(&stack, json!({"prompt": "What is the price of SOL?"}), None).await.1;
-        if body["success"] == true {
-            break;
-        }
-        assert_eq!(body["error"], "model_error", "only the model may fail here: {body}");
-        eprintln!("attempt {attempt}: {body}");
-    }
+    // With tools offered the loop runs to an answer within the cap, whatever the model chose;
+    // a tool call llama.cpp cannot parse is asked again without tools, so it never fails.
+    let body = post(&stack, json!({"prompt": "What is the price of SOL?"}), None).await.1;
     assert_eq!(body["success"], true, "{body}");
     let iterations = body["iterations"].as_u64().unwrap();
     assert!((1..=8).contains(&iterations));

@@ -54,7 +54,7 @@ async fn usdc_balance(base: &str, key: &str) -> String {
 async fn two_hundred_calls_against_fifty(database_url: Option<String>) {
     let (stack, _model) = stack(database_url).await;
     let key = stack.api_key.clone();
-    stack.credit_usdc(&relay::auth::key_id(&key), 50 * PRICE);
+    stack.credit_usdc(&relay::accounts::key_id(&key), 50 * PRICE);
     let tasks: Vec<_> = (0..200)
         .map(|_| {
             let (base, key) = (stack.relay_url.clone(), key.clone());
@@ -190,6 +190,8 @@ async fn over_the_rate_limit_is_429_with_retry_after() {
     let options = StackOptions {
         model_base_url: Some(format!("{}/v1", model.base_url)),
         relay: json!({"rateLimits": {"perAddressPerMinute": 3, "perKeyPerMinute": 0}}),
+        // Provisioning would spend requests of this address's window.
+        provision: false,
         ..StackOptions::default()
     };
     let stack = tokio::task::spawn_blocking(move || Stack::start_with(options)).await.unwrap();
@@ -251,11 +253,11 @@ async fn chat_completions_are_sealed_openai_objects_billed_per_token() {
     let (status, answer) = post(&base, "/api/v1/chat/completions", unknown, &key).await;
     assert_eq!((status, answer["error"].as_str()), (501, Some("gpu_not_configured")), "{answer}");
     // The most a call can cost (8192 tokens at 0.2 per million = 1639) must be available.
-    stack.credit_usdc(&relay::auth::key_id(&key), 1_000);
+    stack.credit_usdc(&relay::accounts::key_id(&key), 1_000);
     let (status, answer) =
         post(&base, "/api/v1/chat/completions", json!({"model": "gpt-oss:20b", "encryptedPrompt": sealed}), &key).await;
     assert_eq!((status, answer["error"].as_str()), (402, Some("insufficient_balance")), "{answer}");
-    stack.credit_usdc(&relay::auth::key_id(&key), 9_000);
+    stack.credit_usdc(&relay::accounts::key_id(&key), 9_000);
 
     let (status, answer) =
         post(&base, "/api/v1/chat/completions", json!({"model": "gpt-oss:20b", "encryptedPrompt": sealed}), &key).await;
@@ -305,14 +307,14 @@ async fn tee_process_is_paid_per_call_and_refunded_on_failure() {
     let options = StackOptions { relay: json!({"teeProcessPricePerCall": 700}), ..Default::default() };
     let stack = tokio::task::spawn_blocking(move || Stack::start_with(options)).await.unwrap();
     let (base, key) = (stack.relay_url.clone(), stack.api_key.clone());
-    stack.credit_usdc(&relay::auth::key_id(&key), 1_000);
+    stack.credit_usdc(&relay::accounts::key_id(&key), 1_000);
     let (envelope, _) = seal(&base, "hello").await;
     let body = json!({"encryptedPrompt": envelope.to_json_string()});
     let (status, answer) = post(&base, "/tee/process", body.clone(), &key).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(usdc_balance(&base, &key).await, "300");
     // The same envelope again: the enclave refuses the replay and the charge comes back.
-    stack.credit_usdc(&relay::auth::key_id(&key), 400);
+    stack.credit_usdc(&relay::accounts::key_id(&key), 400);
     let (status, answer) = post(&base, "/tee/process", body, &key).await;
     assert_eq!((status, answer["error"].as_str()), (409, Some("replay_detected")), "{answer}");
     assert_eq!(usdc_balance(&base, &key).await, "700");

@@ -1,6 +1,9 @@
 //! Boots the built enclave image under QEMU (TCG: no TDX here) with the TDVF firmware, and
 //! checks that the enclave comes up as PID 1, finds no quote provider, says so, keeps serving
-//! its key through the relay, and sees exactly the command line RTMR2 hashes.
+//! its key through the relay, sees exactly the command line RTMR2 hashes, and takes a secrets
+//! bundle through the relay and the port forward. It boots the image's test variant
+//! (`test/initrd.cpio`: the same binary and modules, the configuration plus the test suite's
+//! provisioner key), since the published image lists no provisioner anyone could test with.
 //!
 //! Needs `image/out` (make image) and qemu-system-x86_64 ≥ 10; `make test` provides both and
 //! sets `SVC_IMAGE_DIR`. Without it the test says why and does nothing.
@@ -32,7 +35,7 @@ async fn image_boots_serves_and_measures_its_cmdline() {
         .arg("-kernel")
         .arg(dir.join("vmlinuz"))
         .arg("-initrd")
-        .arg(dir.join("initrd.cpio"))
+        .arg(dir.join("test/initrd.cpio"))
         .arg("-append")
         .arg(&cmdline)
         .args([
@@ -94,7 +97,41 @@ async fn image_boots_serves_and_measures_its_cmdline() {
         .unwrap_or_else(|| panic!("no cmdline on the console:\n{text}"));
     assert_eq!(seen, shared::measure::load_options(&cmdline));
     assert!(text.contains("init: eth0 is 10.0.2.15/24"), "{text}");
+
+    // Provisioned through the relay, as a key holder would (no TDX here: the key holder is told
+    // to accept an unattested enclave, which it says).
+    assert_eq!(att["provisioning"]["provisioned"], false, "{att}");
+    let mut options = client::attest::AttestOptions::new(shared::attest::TrustRoot::Intel, e2e::dev_measurements());
+    options.allow_unattested = true;
+    let keyholder = client::Client::new(&format!("http://127.0.0.1:{relay_port}"), None).with_attestation(options);
+    let secrets = client::provision::Secrets {
+        version: 1,
+        kek: shared::provision::Secret::new(shared::b64::encode([9u8; 32])),
+        previous_keks: Vec::new(),
+        credentials: Default::default(),
+    };
+    let out = keyholder.provision(&secrets, &e2e::provisioner(), None).await.unwrap();
+    assert!(out.report.unattested);
+    let state = out.state.expect("the image took the bundle");
+    assert_eq!((state.provisioned, state.bundle_version), (true, Some(1)));
+    let att: Value =
+        http.get(format!("http://127.0.0.1:{relay_port}/tee/attestation")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(att["provisioning"]["provisioned"], true, "{att}");
+    assert_eq!(att["provisioning"]["provisionerKey"], e2e::provisioner_public());
     drop(guard);
+}
+
+/// The image's test variant lists the test suite's provisioner (and the published one none).
+#[test]
+fn the_test_variant_lists_the_test_provisioner() {
+    assert_eq!(e2e::IMAGE_TEST_PROVISIONER, e2e::provisioner_public());
+    let published: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../image/enclave.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(published["provisioners"], serde_json::json!([]), "the published image lists no provisioner");
+    let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../image/build.sh")).unwrap();
+    assert!(script.contains(&format!("TEST_PROVISIONER={}", e2e::IMAGE_TEST_PROVISIONER)));
 }
 
 fn read(path: &std::path::Path) -> String {

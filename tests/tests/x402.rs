@@ -245,7 +245,14 @@ async fn challenge_manifest_and_refusals_before_payment() {
     let manifest: Value =
         reqwest::get(format!("{}/.well-known/x402", f.stack.relay_url)).await.unwrap().json().await.unwrap();
     assert_eq!(manifest["version"], 1);
-    assert_eq!(manifest["resources"], json!([f.url(), format!("{}/agent", f.stack.relay_url)]));
+    let base = &f.stack.relay_url;
+    let priced = json!([
+        f.url(),
+        format!("{base}/agent"),
+        format!("{base}/agents/v1/quote"),
+        format!("{base}/agents/v1/swaps/oneshot")
+    ]);
+    assert_eq!(manifest["resources"], priced);
     assert_eq!(manifest["x402"]["enabled"], true);
     assert_eq!(manifest["x402"]["facilitator"], f.facilitator_url.as_str());
     assert_eq!(manifest["x402"]["payTo"], PAY_TO);

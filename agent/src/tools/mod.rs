@@ -1,10 +1,8 @@
-//! The tools and the upstreams they call.
+//! The five tools of encrypted mode and the upstreams they call.
 //!
-//! Which tools a binary contains is a cargo feature: `private-tools` builds the five of
-//! encrypted mode (the enclave builds only these), `all-tools` adds the thirteen of the
-//! relay's plaintext path. Upstreams (base URL and the name of the environment variable that
-//! holds a credential) come from configuration; nothing has a built-in default, so the
-//! configuration lists every host a binary may call.
+//! Upstreams (base URL and the name of the environment variable that holds a credential) come
+//! from configuration; nothing has a built-in default, so the configuration lists every host a
+//! binary may call.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,61 +10,20 @@ use std::time::Duration;
 use serde::Deserialize;
 use zeroize::Zeroizing;
 
-#[cfg(feature = "private-tools")]
-mod http;
-#[cfg(feature = "private-tools")]
-pub mod solana_balance;
-#[cfg(feature = "private-tools")]
-pub mod swap_quote;
-#[cfg(feature = "private-tools")]
-pub mod token_price;
-#[cfg(feature = "private-tools")]
-pub mod trending_tokens;
-#[cfg(feature = "private-tools")]
-pub mod web_search;
+use crate::tool::ToolError;
 
-#[cfg(feature = "all-tools")]
-pub mod colosseum;
-#[cfg(feature = "all-tools")]
-pub mod crawl_url;
-#[cfg(feature = "all-tools")]
-pub mod deepwiki;
-#[cfg(feature = "all-tools")]
-pub mod github;
-#[cfg(feature = "all-tools")]
-pub mod notion;
-#[cfg(feature = "all-tools")]
-pub mod paysh;
-#[cfg(feature = "all-tools")]
-pub mod scrape_url;
+pub mod http;
+pub mod solana_balance;
+pub mod swap_quote;
+pub mod token_price;
+pub mod trending_tokens;
+pub mod web_search;
 
 /// The five tools of encrypted mode (contract §2.4), in registration order.
 pub const PRIVATE_TOOL_NAMES: [&str; 5] =
     ["web_search", "token_price", "trending_tokens", "swap_quote", "solana_balance"];
 
-/// All eighteen tools of the default path (contract §2.4), in registration order.
-pub const ALL_TOOL_NAMES: [&str; 18] = [
-    "web_search",
-    "scrape_url",
-    "crawl_url",
-    "solana_balance",
-    "token_price",
-    "swap_quote",
-    "trending_tokens",
-    "deepwiki",
-    "colosseum_search",
-    "colosseum_archives",
-    "paysh_search_apis",
-    "paysh_call_api",
-    "github_list_repos",
-    "github_issues",
-    "github_read_file",
-    "notion_search",
-    "notion_get_page",
-    "notion_query_database",
-];
-
-/// The `tools` section of a relay or enclave configuration file.
+/// The `tools` section of the enclave configuration (the relay extends it).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolsConfig {
@@ -74,9 +31,6 @@ pub struct ToolsConfig {
     /// `deepwiki`, `colosseum`, `paysh`, `github`, `notion`.
     #[serde(default)]
     pub upstreams: BTreeMap<String, UpstreamConfig>,
-    /// Limits of tools that fetch a URL the model chose (`scrape_url`, `crawl_url`, `paysh_call_api`).
-    #[serde(default)]
-    pub fetch: FetchConfig,
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
     #[serde(default = "default_max_output_bytes")]
@@ -87,7 +41,6 @@ impl Default for ToolsConfig {
     fn default() -> Self {
         ToolsConfig {
             upstreams: BTreeMap::new(),
-            fetch: FetchConfig::default(),
             timeout_secs: default_timeout_secs(),
             max_output_bytes: default_max_output_bytes(),
         }
@@ -111,60 +64,28 @@ pub struct UpstreamConfig {
     pub api_key_env: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FetchConfig {
-    #[serde(default = "default_fetch_max_bytes")]
-    pub max_bytes: usize,
-    #[serde(default = "default_fetch_max_redirects")]
-    pub max_redirects: u32,
-    #[serde(default = "default_fetch_timeout_secs")]
-    pub timeout_secs: u64,
-    /// Pages `crawl_url` visits at most.
-    #[serde(default = "default_crawl_max_pages")]
-    pub crawl_max_pages: usize,
-    /// Exact `ip:port` pairs exempt from the private-address refusal (local test servers).
-    /// Leave empty in production.
-    #[serde(default)]
-    pub allow: Vec<String>,
-}
-
-impl Default for FetchConfig {
-    fn default() -> Self {
-        FetchConfig {
-            max_bytes: default_fetch_max_bytes(),
-            max_redirects: default_fetch_max_redirects(),
-            timeout_secs: default_fetch_timeout_secs(),
-            crawl_max_pages: default_crawl_max_pages(),
-            allow: Vec::new(),
-        }
-    }
-}
-
-fn default_fetch_max_bytes() -> usize {
-    1024 * 1024
-}
-fn default_fetch_max_redirects() -> u32 {
-    5
-}
-fn default_fetch_timeout_secs() -> u64 {
-    15
-}
-fn default_crawl_max_pages() -> usize {
-    10
-}
-
 /// A resolved upstream: where to call and with which credential.
 #[derive(Clone)]
 pub struct Upstream {
     pub base_url: String,
     pub api_key: Option<Zeroizing<String>>,
+    /// No credential yet because the enclave is waiting for its secrets bundle.
+    pub awaiting_bundle: bool,
 }
 
 impl Upstream {
     /// `base_url` + `path` (which starts with `/`).
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base_url.trim_end_matches('/'), path)
+    }
+
+    /// The credential `tool` needs, or why there is none.
+    pub fn credential(&self, tool: &'static str) -> Result<&str, ToolError> {
+        match (&self.api_key, self.awaiting_bundle) {
+            (Some(key), _) => Ok(key.as_str()),
+            (None, true) => Err(ToolError::NotProvisioned(tool)),
+            (None, false) => Err(ToolError::NotConfigured(tool)),
+        }
     }
 }
 
@@ -183,7 +104,6 @@ pub struct ToolContext {
     /// For configured upstreams: web PKI roots, the tool timeout, no redirects.
     pub http: reqwest::Client,
     pub upstreams: BTreeMap<String, Upstream>,
-    pub fetch: FetchConfig,
 }
 
 impl ToolContext {
@@ -199,14 +119,24 @@ impl ToolContext {
                     .and_then(|var| std::env::var(var).ok())
                     .filter(|k| !k.is_empty())
                     .map(Zeroizing::new);
-                (id.clone(), Upstream { base_url: u.base_url.clone(), api_key })
+                (id.clone(), Upstream { base_url: u.base_url.clone(), api_key, awaiting_bundle: false })
             })
             .collect();
-        ToolContext {
-            http: upstream_client(Duration::from_secs(config.timeout_secs.max(1))),
-            upstreams,
-            fetch: config.fetch.clone(),
-        }
+        ToolContext { http: upstream_client(Duration::from_secs(config.timeout_secs.max(1))), upstreams }
+    }
+
+    /// The enclave's tools: credentials come only from its secrets bundle (`None` until it is
+    /// provisioned), keyed by provider id; the configuration's `apiKeyEnv` is not read.
+    pub fn provisioned(config: &ToolsConfig, credentials: Option<&BTreeMap<String, Zeroizing<String>>>) -> Self {
+        let upstreams = config
+            .upstreams
+            .iter()
+            .map(|(id, u)| {
+                let api_key = credentials.and_then(|c| c.get(id)).cloned();
+                (id.clone(), Upstream { base_url: u.base_url.clone(), api_key, awaiting_bundle: credentials.is_none() })
+            })
+            .collect();
+        ToolContext { http: upstream_client(Duration::from_secs(config.timeout_secs.max(1))), upstreams }
     }
 
     pub fn upstream(&self, provider: &str) -> Option<&Upstream> {
@@ -228,7 +158,7 @@ pub fn upstream_client(timeout: Duration) -> reqwest::Client {
 }
 
 /// The web PKI: compiled-in Mozilla roots, ring, safe default protocol versions.
-pub(crate) fn web_pki_tls() -> rustls::ClientConfig {
+pub fn web_pki_tls() -> rustls::ClientConfig {
     let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
     rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()

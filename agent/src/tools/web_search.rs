@@ -59,13 +59,13 @@ impl Tool for WebSearch {
                 None => DEFAULT_COUNT,
             };
             let upstream = self.upstream.as_ref().ok_or(ToolError::NotConfigured(NAME))?;
-            let key = upstream.api_key.as_ref().ok_or(ToolError::NotConfigured(NAME))?;
+            let key = upstream.credential(NAME)?;
             let response = self
                 .http
                 .get(upstream.url("/res/v1/web/search"))
                 .query(&[("q", query), ("count", &count.to_string())])
                 .header("Accept", "application/json")
-                .header("X-Subscription-Token", key.as_str())
+                .header("X-Subscription-Token", key)
                 .send()
                 .await
                 .map_err(|e| transport_error_sentence("brave", &e))?;

@@ -1,5 +1,8 @@
 //! `svc`: the command-line client.
 
+#[path = "svc/swap_cmd.rs"]
+mod swap_cmd;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -110,6 +113,41 @@ enum Command {
     },
     /// Fetch and verify a receipt by address, ciphertext hash or commit transaction.
     Receipt { query: String },
+    /// Verify the enclave exactly as `attest` does, then release the secrets bundle to it:
+    /// signed by the provisioner key, sealed to the verified key. Nothing is sent to an enclave
+    /// that fails verification (exit 10).
+    Provision {
+        #[command(flatten)]
+        keys: KeyHolderArgs,
+        /// The enclave to provision, by key id (hex sha256 of its X25519 key); default any.
+        #[arg(long)]
+        key_id: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run as the key holder: provision every enclave key the relay lists that does not hold
+    /// this bundle version yet (a reboot makes a new key), with backoff; log each release.
+    Keyholder {
+        #[command(flatten)]
+        keys: KeyHolderArgs,
+        /// Seconds between looks at the relay's enclaves.
+        #[arg(long, default_value_t = 2)]
+        interval: u64,
+    },
+    /// Write a new provisioner key file (mode 0600) and print its public key for the
+    /// enclave's measured configuration (`provisioners`).
+    ProvisionerKey { file: PathBuf },
+    /// Print where to send tokens to fund the API key (a wallet whose key only the enclave
+    /// holds, and its token account per accepted mint); `--list` prints the deposits seen.
+    Deposit {
+        #[arg(long)]
+        list: bool,
+    },
+    /// Private swaps: quote, one-shot swap end to end, session status.
+    Swap {
+        #[command(subcommand)]
+        command: swap_cmd::SwapCommand,
+    },
     /// Compute MRTD, RTMR1, RTMR2 and the image id of a built image folder
     /// (OVMF.fd, vmlinuz, initrd.cpio, cmdline), and RTMR0 for a host profile.
     Measure {
@@ -126,6 +164,29 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         rtmr0_profile: Option<PathBuf>,
     },
+}
+
+#[derive(Args)]
+struct KeyHolderArgs {
+    /// The secrets file: age-encrypted JSON {version, kek, previousKeks, credentials}.
+    #[arg(long)]
+    secrets: PathBuf,
+    /// The provisioner key file (64 hex characters, mode 0600).
+    #[arg(long)]
+    provisioner_key: PathBuf,
+    /// The age identity that opens the secrets file (`age-keygen -o`); else the passphrase in
+    /// SVC_SECRETS_PASSPHRASE.
+    #[arg(long, env = "SVC_SECRETS_IDENTITY")]
+    identity: Option<PathBuf>,
+}
+
+impl KeyHolderArgs {
+    fn load(&self) -> Result<(client::provision::Secrets, ed25519_dalek::SigningKey), Failure> {
+        let passphrase = std::env::var("SVC_SECRETS_PASSPHRASE").ok().map(zeroize::Zeroizing::new);
+        let secrets = client::provision::read_secrets(&self.secrets, self.identity.as_deref(), passphrase)?;
+        let key = client::provision::read_provisioner_key(&self.provisioner_key)?;
+        Ok((secrets, key))
+    }
 }
 
 /// A failure with the exit code it maps to.
@@ -291,8 +352,79 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 eprintln!("note:     plaintext path: the relay saw this prompt (use --encrypted to avoid that)");
             }
         }
+        Command::Swap { command } => {
+            let needs_attestation = !matches!(command, swap_cmd::SwapCommand::Quote { .. });
+            let client = match needs_attestation {
+                true => client.with_attestation(cli.trust.options()?),
+                false => client,
+            };
+            return swap_cmd::run(client, command).await;
+        }
         Command::Measure { dir, diagnose, measurements_json, rtmr0_profile } => {
             return measure(&dir, diagnose, measurements_json, rtmr0_profile.as_deref());
+        }
+        Command::Provision { keys, key_id, json } => {
+            let (secrets, provisioner) = keys.load()?;
+            let key_id = key_id
+                .map(|k| {
+                    shared::receipt::decode_hex32(&k).ok_or(Failure(30, "--key-id must be 64 lowercase hex".into()))
+                })
+                .transpose()?;
+            let out = client.with_attestation(cli.trust.options()?).provision(&secrets, &provisioner, key_id).await?;
+            if json {
+                print_json(&out);
+            } else {
+                eprint!("{}", render_report(&out.report));
+                match &out.state {
+                    Some(state) => println!(
+                        "provisioned enclave {}: bundle v{} by provisioner {}",
+                        out.key_id,
+                        state.bundle_version.unwrap_or_default(),
+                        state.provisioner_key.as_deref().unwrap_or("?")
+                    ),
+                    None => eprintln!("not provisioned: the enclave failed verification; nothing was sent"),
+                }
+            }
+            return Ok(if out.state.is_some() { 0 } else { out.report.verdict.exit_code().max(10) });
+        }
+        Command::Keyholder { keys, interval } => {
+            tracing_subscriber_init();
+            let (secrets, provisioner) = keys.load()?;
+            let client = client.with_attestation(cli.trust.options()?);
+            let stop = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            client::provision::keyholder(
+                &client,
+                &secrets,
+                &provisioner,
+                std::time::Duration::from_secs(interval.max(1)),
+                stop,
+            )
+            .await;
+        }
+        Command::ProvisionerKey { file } => {
+            let key = client::provision::new_provisioner_key(&file)?;
+            println!("{}", Address(key.verifying_key().to_bytes()));
+            eprintln!("wrote {} (mode 0600); put the public key above in the enclave's `provisioners`", file.display());
+        }
+        Command::Deposit { list: false } => {
+            let a = client.deposit_address().await?;
+            println!("deposit wallet: {} ({}), key {}", a.owner, a.network, a.key_id);
+            for t in &a.token_accounts {
+                println!(
+                    "  {:<5} mint {}  token account {}  minimum {} base units",
+                    t.currency, t.mint, t.token_account, t.min_amount
+                );
+            }
+            eprintln!("send a token transfer to the token account of its mint; it is credited once finalized");
+        }
+        Command::Deposit { list: true } => {
+            for d in client.deposits(200).await? {
+                let why = d.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+                let currency = d.currency.as_deref().unwrap_or("-");
+                println!("{} #{}  {} {} of {}  {}{why}", d.signature, d.ix, d.amount, currency, d.mint, d.state);
+            }
         }
         Command::Receipt { query } => {
             let q = ReceiptQuery::parse(&query).ok_or(Failure(
@@ -449,6 +581,15 @@ fn measure(dir: &Path, diagnose: bool, measurements_json: bool, rtmr0_profile: O
     Ok(0)
 }
 
+/// Log lines of the key holder daemon go to stderr.
+fn tracing_subscriber_init() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
 fn render_report(r: &AttestationReport) -> String {
     let mut out = format!(
         "verdict: {}{}\nenclave: teePublicKey {}  enclavePublicKey {}  quote provider {}\n",
@@ -461,6 +602,10 @@ fn render_report(r: &AttestationReport) -> String {
     if r.unattested {
         out.push_str("WARNING: accepted WITHOUT a TDX quote (--allow-unattested)\n");
     }
+    out.push_str(&match (&r.provisioning.bundle_version, &r.provisioning.provisioner_key) {
+        (Some(v), Some(k)) => format!("provisioned: yes (bundle v{v}, provisioner {k})\n"),
+        _ => "provisioned: no (no secrets bundle yet)\n".to_string(),
+    });
     if let Some(d) = &r.public_quote {
         out.push_str(&render_document("public quote (report_data = sha256(teePublicKey))", d));
     }
@@ -506,8 +651,10 @@ fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
+/// Prints JSON to stdout; a reader that went away (`svc … | head`) is not an error.
 fn print_json(value: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(value).expect("serialisable"));
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(value).expect("serialisable"));
 }
 
 #[cfg(test)]

@@ -140,8 +140,8 @@ async fn fresh_cache_is_used_without_fetching() {
     let (fmspc, ca) = pcs_query(&quote).unwrap();
     assert_eq!(ca, "platform");
     assert_eq!(fmspc.len(), 12);
-    let pki = shared::dev_quote::DevPki::from_seed(&[1; 32]);
-    let cached = String::from_utf8(pki.collateral(&shared::dev_quote::CollateralOptions::default())).unwrap();
+    let pki = dev_quote::DevPki::from_seed(&[1; 32]);
+    let cached = String::from_utf8(pki.collateral(&dev_quote::CollateralOptions::default())).unwrap();
     std::fs::write(dir.path().join(format!("collateral-{fmspc}-{ca}.json")), &cached).unwrap();
     // Nothing listens on this port: any fetch would fail.
     let client = PccsClient::new("http://127.0.0.1:9", Some(dir.path().to_path_buf()));

@@ -10,20 +10,9 @@ use axum::response::{IntoResponse, Response};
 use super::facilitator::FacilitatorError;
 use super::payment::PaymentError;
 use super::requirements::Offer;
-use crate::error::ApiError;
+use crate::error::RelayError;
 use crate::store::StoreError;
-
-pub mod codes {
-    /// The 402 of a call sent without payment.
-    pub const PAYMENT_REQUIRED: &str = "payment_required";
-    /// The payment was reserved, settled or refused before (x402's duplicate-settlement reason).
-    pub const DUPLICATE_SETTLEMENT: &str = "duplicate_settlement";
-    /// v1 scheme/network or v2 `accepted` differ from what was offered.
-    pub const INVALID_PAYMENT_REQUIREMENTS: &str = "invalid_payment_requirements";
-    pub const X402_NOT_CONFIGURED: &str = "x402_not_configured";
-    pub const FACILITATOR_UNREACHABLE: &str = "facilitator_unreachable";
-    pub const FACILITATOR_ERROR: &str = "facilitator_error";
-}
+use shared::wire::codes;
 
 #[derive(Debug, thiserror::Error)]
 pub enum X402Error {
@@ -69,7 +58,7 @@ impl X402Error {
             X402Error::Refused { reason, .. } | X402Error::SettleFailed { reason, .. } => reason,
             X402Error::Facilitator(FacilitatorError::Unreachable) => codes::FACILITATOR_UNREACHABLE,
             X402Error::Facilitator(_) => codes::FACILITATOR_ERROR,
-            X402Error::Store(_) => shared::wire::codes::INTERNAL,
+            X402Error::Store(_) => codes::INTERNAL,
         }
     }
 }
@@ -87,19 +76,20 @@ impl IntoResponse for X402Error {
             X402Error::SettleFailed { offer, settlement, .. } => {
                 offer.response(status, &code, &message, Some(settlement))
             }
-            X402Error::NotConfigured => ApiError::new(501, codes::X402_NOT_CONFIGURED, message).into_response(),
-            X402Error::Facilitator(e) => {
-                tracing::warn!(error = %e, "x402 facilitator failure");
-                let code = match e {
-                    FacilitatorError::Unreachable => codes::FACILITATOR_UNREACHABLE,
-                    _ => codes::FACILITATOR_ERROR,
+            X402Error::NotConfigured | X402Error::Facilitator(_) => {
+                if let X402Error::Facilitator(e) = &self {
+                    tracing::warn!(error = %e, "x402 facilitator failure");
+                }
+                let body = crate::error::ErrorBody {
+                    success: None,
+                    error: code,
+                    message,
+                    tee_endpoint: None,
+                    free_messages_remaining: None,
                 };
-                ApiError::new(502, code, message).into_response()
+                (status, axum::Json(body)).into_response()
             }
-            X402Error::Store(e) => {
-                tracing::error!(error = %e, "x402 storage error");
-                ApiError::internal().into_response()
-            }
+            X402Error::Store(e) => RelayError::from(e).into_response(),
         }
     }
 }

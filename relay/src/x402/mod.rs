@@ -10,6 +10,7 @@
 pub mod config;
 pub mod error;
 pub mod facilitator;
+pub mod manifest;
 pub mod payment;
 pub mod replay;
 pub mod requirements;
@@ -145,7 +146,7 @@ impl X402 {
         match self.offer(resource_url, description).await {
             Ok(offer) => offer.response(
                 axum::http::StatusCode::PAYMENT_REQUIRED,
-                error::codes::PAYMENT_REQUIRED,
+                shared::wire::codes::PAYMENT_REQUIRED,
                 "this call costs one x402 payment: send X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (x402 v2)",
                 None,
             ),

@@ -6,6 +6,9 @@ use sqlx::Connection;
 
 pub struct Db {
     pub store: Store,
+    /// Where it is, to open a second pool on it (a second relay).
+    #[allow(dead_code)] // Not every test crate that shares this module opens one.
+    pub url: String,
     _dir: Option<tempfile::TempDir>,
     drop_pg: Option<(String, String)>,
 }
@@ -13,7 +16,7 @@ pub struct Db {
 pub async fn sqlite() -> Db {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.sqlite3").display());
-    Db { store: Store::open(&url).await.unwrap(), _dir: Some(dir), drop_pg: None }
+    Db { store: Store::open(&url).await.unwrap(), url, _dir: Some(dir), drop_pg: None }
 }
 
 /// `None` (and a note) when `DATABASE_URL` is not set; CI sets it.
@@ -28,9 +31,10 @@ pub async fn postgres(label: &str) -> Option<Db> {
     let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
     sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
     let (base, _) = admin_url.rsplit_once('/').expect("DATABASE_URL has a database part");
-    let store = Store::open(&format!("{base}/{name}")).await.unwrap();
+    let url = format!("{base}/{name}");
+    let store = Store::open(&url).await.unwrap();
     assert!(!store.is_sqlite);
-    Some(Db { store, _dir: None, drop_pg: Some((admin_url, name)) })
+    Some(Db { store, url, _dir: None, drop_pg: Some((admin_url, name)) })
 }
 
 impl Db {

@@ -82,3 +82,47 @@ impl VerificationDocument {
         self.checks.iter().find(|c| c.name == name)
     }
 }
+
+/// What one policy (or the evidence parse) found: its rows in order, and its first failure.
+/// The document's verdict is the first failure over all of them, in the order they ran.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    pub checks: Vec<Check>,
+    pub failure: Option<(Verdict, &'static str)>,
+}
+
+impl Outcome {
+    pub fn record(
+        &mut self,
+        name: &'static str,
+        ok: bool,
+        expected: Option<String>,
+        actual: Option<String>,
+        detail: Option<String>,
+    ) {
+        self.checks.push(Check { name, ok, expected, actual, detail });
+    }
+
+    pub fn fail(&mut self, verdict: Verdict, reason: &'static str) {
+        if self.failure.is_none() {
+            self.failure = Some((verdict, reason));
+        }
+    }
+
+    /// Records an equality check; on mismatch the verdict is Reject with `reason`.
+    pub fn compare(&mut self, name: &'static str, reason: &'static str, expected: String, actual: String) {
+        let ok = expected == actual;
+        self.record(name, ok, Some(expected), Some(actual), None);
+        if !ok {
+            self.fail(Verdict::Reject, reason);
+        }
+    }
+
+    /// Appends `next` after this one's rows; an earlier failure wins.
+    pub fn extend(&mut self, next: Outcome) {
+        self.checks.extend(next.checks);
+        if let Some((verdict, reason)) = next.failure {
+            self.fail(verdict, reason);
+        }
+    }
+}

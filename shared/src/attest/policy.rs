@@ -1,7 +1,15 @@
 //! What a verifier accepts: the trust root, TCB statuses, the reference values and the key
-//! binding it expects.
+//! binding it expects. Each check of evidence against it is a small policy of its own in
+//! `policy/`, returning its rows and first failure; `verify` runs them in order.
+
+pub(crate) mod binding;
+pub(crate) mod measurements;
+pub(crate) mod nonce;
+pub(crate) mod tcb;
+pub(crate) mod td_attributes;
 
 use super::measurements::Measurements;
+use crate::keys::{EnclaveKey, TeeKey};
 
 /// Whose root certificate anchors the PCK chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,16 +34,16 @@ impl TrustRoot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Binding {
     /// `GET /tee/attestation`: sha256(X25519 key).
-    PublicKey([u8; 32]),
+    PublicKey(TeeKey),
     /// Per-request quote: sha256(X25519 key ‖ ed25519 key).
-    Keys { tee: [u8; 32], enclave: [u8; 32] },
+    Keys { tee: TeeKey, enclave: EnclaveKey },
 }
 
 impl Binding {
     pub fn report_data(&self) -> [u8; 64] {
         match self {
-            Binding::PublicKey(k) => crate::quote::binding_report_data(&[k]),
-            Binding::Keys { tee, enclave } => crate::quote::binding_report_data(&[tee, enclave]),
+            Binding::PublicKey(k) => crate::quote::binding_report_data(&[&k.0]),
+            Binding::Keys { tee, enclave } => crate::quote::binding_report_data(&[&tee.0, &enclave.0]),
         }
     }
 }

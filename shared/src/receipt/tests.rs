@@ -3,10 +3,10 @@ use crate::address::default_program_id;
 
 fn body() -> ReceiptBody {
     ReceiptBody {
-        prompt_hash: [1; 32],
-        tee_pubkey: [2; 32],
+        prompt_hash: PromptHash([1; 32]),
+        tee_pubkey: TeeKey([2; 32]),
         nonce: [3; 16],
-        client_pubkey: [4; 32],
+        client_pubkey: ClientKey([4; 32]),
         model: "gpt-oss:20b".into(),
         provider: "svc-gpu".into(),
     }
@@ -67,7 +67,7 @@ fn signature_is_rfc8032_ed25519() {
     let r = Receipt::issue(&body(), &key, &ctx()).unwrap();
     let v = r.verify(&default_program_id()).unwrap();
     assert_eq!(v.body, body());
-    assert_eq!(v.enclave_pubkey, *key.verifying_key().as_bytes());
+    assert_eq!(v.enclave_pubkey, EnclaveKey(key.verifying_key().to_bytes()));
 }
 
 #[test]

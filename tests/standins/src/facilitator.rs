@@ -30,9 +30,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
-use shared::address::{Address, find_program_address};
+use shared::address::Address;
+pub use shared::solana::{AccountMeta, Instruction, Transaction};
+use shared::solana::{CompiledInstruction, MessageV0, associated_token, compute_budget, memo, token};
 
 pub const TOKEN_PROGRAM: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 pub const TOKEN_2022_PROGRAM: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
@@ -61,246 +63,27 @@ fn key(text: &str) -> [u8; 32] {
 
 /// The associated token account of (`owner`, `mint`) under `token_program`.
 pub fn associated_token_account(owner: &[u8; 32], mint: &[u8; 32], token_program: &[u8; 32]) -> [u8; 32] {
-    find_program_address(&[owner, token_program, mint], &Address(key(ASSOCIATED_TOKEN_PROGRAM)))
-        .expect("an associated token account exists")
-        .0
-        .0
+    associated_token::address(&Address(*owner), &Address(*mint), &Address(*token_program)).0
 }
 
 // ---------------------------------------------------------------------------------------------
-// Solana transactions: the wire format (compact-u16 counts, signatures, then the message).
+// Solana transactions: `shared::solana` (the codec the enclave uses) reads and writes them.
 
-/// One instruction of a message, with indexes into the account keys.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompiledInstruction {
-    pub program_index: u8,
-    pub accounts: Vec<u8>,
-    pub data: Vec<u8>,
-}
-
-/// A decoded transaction.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transaction {
-    pub signatures: Vec<[u8; 64]>,
-    /// The signed bytes.
-    pub message: Vec<u8>,
-    /// `None` for a legacy message, `Some(0)` for v0.
-    pub version: Option<u8>,
-    pub num_required_signatures: u8,
-    pub num_readonly_signed: u8,
-    pub num_readonly_unsigned: u8,
-    pub account_keys: Vec<[u8; 32]>,
-    pub recent_blockhash: [u8; 32],
-    pub instructions: Vec<CompiledInstruction>,
-    /// Address lookup tables used (v0); each is (table, writable indexes, readonly indexes).
-    pub lookups: Vec<([u8; 32], Vec<u8>, Vec<u8>)>,
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let out = self.bytes.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n;
-        Some(out)
-    }
-    fn byte(&mut self) -> Option<u8> {
-        self.take(1).map(|b| b[0])
-    }
-    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
-        self.take(N)?.try_into().ok()
-    }
-    fn compact_u16(&mut self) -> Option<usize> {
-        let mut value = 0usize;
-        for i in 0..3 {
-            let b = self.byte()?;
-            value |= usize::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                return (value <= usize::from(u16::MAX)).then_some(value);
-            }
-        }
-        None
-    }
-    fn bytes_vec(&mut self) -> Option<Vec<u8>> {
-        let n = self.compact_u16()?;
-        self.take(n).map(<[u8]>::to_vec)
-    }
-}
-
-/// Appends Solana's compact-u16 encoding of `n`.
-pub fn push_compact_u16(out: &mut Vec<u8>, mut n: usize) {
-    loop {
-        let mut b = (n & 0x7f) as u8;
-        n >>= 7;
-        if n != 0 {
-            b |= 0x80;
-        }
-        out.push(b);
-        if n == 0 {
-            break;
-        }
-    }
-}
-
-impl Transaction {
-    /// Decodes wire bytes; `None` when they are not exactly one transaction.
-    pub fn decode(bytes: &[u8]) -> Option<Transaction> {
-        let mut r = Reader { bytes, at: 0 };
-        let count = r.compact_u16()?;
-        let signatures = (0..count).map(|_| r.array::<64>()).collect::<Option<Vec<_>>>()?;
-        let message = bytes.get(r.at..)?.to_vec();
-        let first = r.byte()?;
-        let (version, num_required_signatures) = if first & 0x80 != 0 {
-            if first & 0x7f != 0 {
-                return None; // only v0 exists
-            }
-            (Some(0), r.byte()?)
-        } else {
-            (None, first)
-        };
-        let num_readonly_signed = r.byte()?;
-        let num_readonly_unsigned = r.byte()?;
-        let n_keys = r.compact_u16()?;
-        let account_keys = (0..n_keys).map(|_| r.array::<32>()).collect::<Option<Vec<_>>>()?;
-        let recent_blockhash = r.array::<32>()?;
-        let n_ix = r.compact_u16()?;
-        let mut instructions = Vec::with_capacity(n_ix);
-        for _ in 0..n_ix {
-            let program_index = r.byte()?;
-            let accounts = r.bytes_vec()?;
-            let data = r.bytes_vec()?;
-            instructions.push(CompiledInstruction { program_index, accounts, data });
-        }
-        let mut lookups = Vec::new();
-        if version.is_some() {
-            let n = r.compact_u16()?;
-            for _ in 0..n {
-                let table = r.array::<32>()?;
-                lookups.push((table, r.bytes_vec()?, r.bytes_vec()?));
-            }
-        }
-        if r.at != bytes.len() || signatures.len() != usize::from(num_required_signatures) {
-            return None;
-        }
-        let keys = account_keys.len();
-        let header_ok = num_required_signatures >= 1
-            && usize::from(num_required_signatures) <= keys
-            && num_readonly_signed < num_required_signatures
-            && usize::from(num_readonly_unsigned) <= keys - usize::from(num_required_signatures);
-        let indexes_ok = instructions
-            .iter()
-            .all(|ix| usize::from(ix.program_index) < keys && ix.accounts.iter().all(|a| usize::from(*a) < keys));
-        (header_ok && indexes_ok).then_some(Transaction {
-            signatures,
-            message,
-            version,
-            num_required_signatures,
-            num_readonly_signed,
-            num_readonly_unsigned,
-            account_keys,
-            recent_blockhash,
-            instructions,
-            lookups,
-        })
-    }
-
-    /// The wire bytes.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        push_compact_u16(&mut out, self.signatures.len());
-        for s in &self.signatures {
-            out.extend_from_slice(s);
-        }
-        out.extend_from_slice(&self.message);
-        out
-    }
-
-    pub fn program(&self, ix: &CompiledInstruction) -> [u8; 32] {
-        self.account_keys[usize::from(ix.program_index)]
-    }
-
-    pub fn account(&self, ix: &CompiledInstruction, i: usize) -> Option<[u8; 32]> {
-        ix.accounts.get(i).map(|a| self.account_keys[usize::from(*a)])
-    }
-}
-
-/// An instruction to compile: program, accounts (key, signer, writable) and data.
-#[derive(Debug, Clone)]
-pub struct Instruction {
-    pub program: [u8; 32],
-    pub accounts: Vec<([u8; 32], bool, bool)>,
-    pub data: Vec<u8>,
-}
-
-/// Compiles a v0 message with `fee_payer` first, then signers, writable before read-only.
-pub fn compile_v0(fee_payer: [u8; 32], instructions: &[Instruction], blockhash: [u8; 32]) -> Vec<u8> {
-    // (key, signer, writable), merged per key.
-    let mut metas: Vec<([u8; 32], bool, bool)> = vec![(fee_payer, true, true)];
-    let mut add = |k: [u8; 32], signer: bool, writable: bool| match metas.iter_mut().find(|m| m.0 == k) {
-        Some(m) => {
-            m.1 |= signer;
-            m.2 |= writable;
-        }
-        None => metas.push((k, signer, writable)),
-    };
-    for ix in instructions {
-        for (k, s, w) in &ix.accounts {
-            add(*k, *s, *w);
-        }
-        add(ix.program, false, false);
-    }
-    let rank = |m: &([u8; 32], bool, bool)| match (m.1, m.2) {
-        (true, true) => 0,
-        (true, false) => 1,
-        (false, true) => 2,
-        (false, false) => 3,
-    };
-    let payer = metas.remove(0);
-    metas.sort_by_key(rank);
-    metas.insert(0, payer);
-    let signers = metas.iter().filter(|m| m.1).count();
-    let readonly_signed = metas.iter().filter(|m| m.1 && !m.2).count();
-    let readonly_unsigned = metas.iter().filter(|m| !m.1 && !m.2).count();
-    let index = |k: &[u8; 32]| metas.iter().position(|m| m.0 == *k).expect("every key was added") as u8;
-
-    let mut out = vec![0x80, signers as u8, readonly_signed as u8, readonly_unsigned as u8];
-    push_compact_u16(&mut out, metas.len());
-    for m in &metas {
-        out.extend_from_slice(&m.0);
-    }
-    out.extend_from_slice(&blockhash);
-    push_compact_u16(&mut out, instructions.len());
-    for ix in instructions {
-        out.push(index(&ix.program));
-        push_compact_u16(&mut out, ix.accounts.len());
-        for (k, _, _) in &ix.accounts {
-            out.push(index(k));
-        }
-        push_compact_u16(&mut out, ix.data.len());
-        out.extend_from_slice(&ix.data);
-    }
-    push_compact_u16(&mut out, 0); // no address lookup tables
-    out
+/// Compiles a v0 message with `fee_payer` first, as Solana's `v0::Message::try_compile` (no
+/// lookup tables).
+pub fn compile_v0(fee_payer: [u8; 32], instructions: &[Instruction], blockhash: [u8; 32]) -> MessageV0 {
+    MessageV0::compile(&Address(fee_payer), instructions, blockhash).expect("a test payment compiles")
 }
 
 /// A wire transaction of `message` with every signer's slot filled by `signers` where they hold
 /// the key, and left empty (zeros) otherwise, as a client leaves the fee payer's.
-pub fn partially_sign(message: &[u8], signers: &[&SigningKey]) -> Vec<u8> {
-    let required = usize::from(if message[0] & 0x80 != 0 { message[1] } else { message[0] });
-    let mut wire = Vec::new();
-    push_compact_u16(&mut wire, required);
-    wire.extend(std::iter::repeat_n(0u8, 64 * required));
-    wire.extend_from_slice(message);
-    let mut tx = Transaction::decode(&wire).expect("a compiled message decodes");
-    for i in 0..required {
-        if let Some(k) = signers.iter().find(|k| k.verifying_key().to_bytes() == tx.account_keys[i]) {
-            tx.signatures[i] = k.sign(&tx.message).to_bytes();
-        }
-    }
-    tx.encode()
+pub fn partially_sign(message: &MessageV0, signers: &[&SigningKey]) -> Vec<u8> {
+    let mut tx = Transaction::new_unsigned(message.clone());
+    let required = tx.message.signer_keys().to_vec();
+    let holding: Vec<&SigningKey> =
+        signers.iter().copied().filter(|k| required.contains(&Address(k.verifying_key().to_bytes()))).collect();
+    tx.sign(&holding).expect("only required signers sign");
+    tx.serialize()
 }
 
 /// What an `exact` payment transaction is made of; [`ExactPayment::build`] gives the wire bytes
@@ -344,28 +127,21 @@ impl ExactPayment {
         let owner = self.owner.verifying_key().to_bytes();
         let source = associated_token_account(&owner, &self.mint, &self.token_program);
         let destination = associated_token_account(&self.pay_to, &self.mint, &self.token_program);
-        let budget = key(COMPUTE_BUDGET_PROGRAM);
-        let mut limit = vec![2];
-        limit.extend_from_slice(&self.compute_unit_limit.to_le_bytes());
-        let mut price = vec![3];
-        price.extend_from_slice(&self.compute_unit_price.to_le_bytes());
-        let mut transfer = vec![12];
-        transfer.extend_from_slice(&self.amount.to_le_bytes());
-        transfer.push(self.decimals);
+        let mut transfer = token::transfer_checked(
+            &Address(source),
+            &Address(self.mint),
+            &Address(destination),
+            &Address(owner),
+            self.amount,
+            self.decimals,
+        );
+        // The same layout under SPL Token and Token-2022.
+        transfer.program_id = Address(self.token_program);
         vec![
-            Instruction { program: budget, accounts: vec![], data: limit },
-            Instruction { program: budget, accounts: vec![], data: price },
-            Instruction {
-                program: self.token_program,
-                accounts: vec![
-                    (source, false, true),
-                    (self.mint, false, false),
-                    (destination, false, true),
-                    (owner, true, false),
-                ],
-                data: transfer,
-            },
-            Instruction { program: key(MEMO_PROGRAM), accounts: vec![], data: self.memo.clone() },
+            compute_budget::set_compute_unit_limit(self.compute_unit_limit),
+            compute_budget::set_compute_unit_price(self.compute_unit_price),
+            transfer,
+            memo::memo(&self.memo, &[]),
         ]
     }
 
@@ -451,32 +227,33 @@ pub fn check(body: &Value, fee_payer: &[u8; 32]) -> Result<Accepted, Refusal> {
         .and_then(|p| p.get("transaction"))
         .and_then(Value::as_str)
         .and_then(|t| shared::b64::decode(t).ok())
-        .and_then(|b| Transaction::decode(&b))
+        .and_then(|b| Transaction::parse(&b).ok())
         .ok_or_else(|| refuse("invalid_exact_svm_payload_transaction_could_not_be_decoded"))?;
-    if !tx.lookups.is_empty() {
+    let message = &tx.message;
+    if !message.address_table_lookups().is_empty() {
         return Err(refuse("invalid_exact_svm_smart_wallet_alt_resolution_not_available"));
     }
-    if tx.account_keys.first() != Some(fee_payer) {
+    if message.fee_payer().map(|a| a.0) != Some(*fee_payer) {
         return Err(refuse("invalid_exact_svm_fee_payer_mismatch"));
     }
     // Every required signature but the fee payer's (which the facilitator adds) must verify.
-    for i in 1..usize::from(tx.num_required_signatures) {
-        let ok = VerifyingKey::from_bytes(&tx.account_keys[i])
-            .is_ok_and(|k| k.verify(&tx.message, &Signature::from_bytes(&tx.signatures[i])).is_ok());
-        if !ok {
-            return Err(refuse("invalid_exact_svm_payload_signature_invalid"));
-        }
+    let required = usize::from(message.header().num_required_signatures);
+    if (1..required).any(|i| tx.verify_signature(i).is_err()) {
+        return Err(refuse("invalid_exact_svm_payload_signature_invalid"));
     }
-    let ixs = &tx.instructions;
+    // Without lookup tables every index names a static key (the parse checked the range).
+    let keys = message.static_account_keys();
+    let program = |ix: &CompiledInstruction| keys[usize::from(ix.program_id_index)].0;
+    let ixs = message.instructions();
     if !(3..=7).contains(&ixs.len()) {
         return Err(refuse("invalid_exact_svm_payload_transaction_instructions_length"));
     }
     let budget = key(COMPUTE_BUDGET_PROGRAM);
     let (limit, price) = (&ixs[0], &ixs[1]);
-    if tx.program(limit) != budget || limit.data.len() != 5 || limit.data[0] != 2 || !limit.accounts.is_empty() {
+    if program(limit) != budget || limit.data.len() != 5 || limit.data[0] != 2 || !limit.accounts.is_empty() {
         return Err(refuse("invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction"));
     }
-    if tx.program(price) != budget || price.data.len() != 9 || price.data[0] != 3 || !price.accounts.is_empty() {
+    if program(price) != budget || price.data.len() != 9 || price.data[0] != 3 || !price.accounts.is_empty() {
         return Err(refuse("invalid_exact_svm_payload_transaction_instructions_compute_price_instruction"));
     }
     let micro_lamports = u64::from_le_bytes(price.data[1..9].try_into().expect("8 bytes"));
@@ -484,7 +261,7 @@ pub fn check(body: &Value, fee_payer: &[u8; 32]) -> Result<Accepted, Refusal> {
         return Err(refuse("invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high"));
     }
     let transfer = &ixs[2];
-    let token_program = tx.program(transfer);
+    let token_program = program(transfer);
     if (token_program != key(TOKEN_PROGRAM) && token_program != key(TOKEN_2022_PROGRAM))
         || transfer.data.len() != 10
         || transfer.data[0] != 12
@@ -492,7 +269,7 @@ pub fn check(body: &Value, fee_payer: &[u8; 32]) -> Result<Accepted, Refusal> {
     {
         return Err(refuse("invalid_exact_svm_payload_no_transfer_instruction"));
     }
-    let account = |i| tx.account(transfer, i).expect("four accounts checked");
+    let account = |i| message.instruction_account(transfer, i).expect("four accounts checked").0;
     let (mint, destination, authority) = (account(1), account(2), account(3));
     let payer = Address(authority).to_string();
     let refuse_for = |reason: &'static str| Refusal { reason, payer: payer.clone() };
@@ -500,13 +277,13 @@ pub fn check(body: &Value, fee_payer: &[u8; 32]) -> Result<Accepted, Refusal> {
         return Err(refuse_for("invalid_exact_svm_payload_transaction_fee_payer_transferring_funds"));
     }
     let mentions_fee_payer = |ix: &CompiledInstruction| {
-        tx.program(ix) == *fee_payer || ix.accounts.iter().any(|a| tx.account_keys[usize::from(*a)] == *fee_payer)
+        program(ix) == *fee_payer || ix.accounts.iter().any(|a| keys[usize::from(*a)].0 == *fee_payer)
     };
     if ixs.iter().any(mentions_fee_payer) {
         return Err(refuse_for("invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts"));
     }
     // Only the sponsor and the client sign (spec §2.1.4).
-    if tx.num_required_signatures != 2 || tx.account_keys[1] != authority {
+    if required != 2 || keys[1].0 != authority {
         return Err(refuse_for("invalid_exact_svm_payload_excessive_signers"));
     }
     if mint != asset.0 {
@@ -527,10 +304,10 @@ pub fn check(body: &Value, fee_payer: &[u8; 32]) -> Result<Accepted, Refusal> {
     ];
     let mut memos = Vec::new();
     for (i, ix) in ixs[3..].iter().enumerate() {
-        let program = tx.program(ix);
-        if program == key(MEMO_PROGRAM) {
+        let id = program(ix);
+        if id == key(MEMO_PROGRAM) {
             memos.push(&ix.data);
-        } else if program != key(LIGHTHOUSE_PROGRAM) {
+        } else if id != key(LIGHTHOUSE_PROGRAM) {
             return Err(refuse_for(unknown[i]));
         }
     }
@@ -691,7 +468,7 @@ async fn settle(State(f): State<Facilitator>, body: Bytes) -> Response {
         Ok(a) => a,
         Err(no) => return failure(no.reason, &no.payer),
     };
-    let message_key = shared::sha256(&accepted.transaction.message);
+    let message_key = shared::sha256(&accepted.transaction.message.serialize());
     {
         let mut settled = lock(&f.inner.settled);
         settled.retain(|_, at| at.elapsed() < SETTLEMENT_TTL);
@@ -704,15 +481,16 @@ async fn settle(State(f): State<Facilitator>, body: Bytes) -> Response {
         settled.insert(message_key, Instant::now());
     }
     let mut tx = accepted.transaction;
-    let signature = f.key.sign(&tx.message).to_bytes();
-    tx.signatures[0] = signature;
-    let transaction = bs58::encode(signature).into_string();
+    if tx.sign(&[&f.key]).is_err() {
+        return failure("unexpected_settle_error", &accepted.payer);
+    }
+    let transaction = tx.id();
     lock(&f.inner.settlements).push(Settlement {
         transaction: transaction.clone(),
         payer: accepted.payer.clone(),
         network: accepted.network.clone(),
         amount: accepted.amount,
-        signed_transaction: shared::b64::encode(tx.encode()),
+        signed_transaction: shared::b64::encode(tx.serialize()),
     });
     Json(json!({"success": true, "payer": accepted.payer, "transaction": transaction, "network": accepted.network}))
         .into_response()
@@ -766,17 +544,18 @@ mod tests {
     #[test]
     fn wire_format_round_trips() {
         let bytes = payment(5000).build();
-        let tx = Transaction::decode(&bytes).unwrap();
-        assert_eq!(tx.encode(), bytes);
-        assert_eq!(tx.version, Some(0));
-        assert_eq!((tx.num_required_signatures, tx.num_readonly_signed), (2, 1));
+        let tx = Transaction::parse(&bytes).unwrap();
+        assert_eq!(tx.serialize(), bytes);
+        assert_eq!(tx.message.version(), Some(0));
+        let header = tx.message.header();
+        assert_eq!((header.num_required_signatures, header.num_readonly_signed_accounts), (2, 1));
         assert_eq!(tx.signatures[0], [0; 64], "the fee payer's slot is left empty");
-        assert_eq!(tx.instructions.len(), 4);
-        assert_eq!(tx.instructions[2].data, [&[12u8][..], &5000u64.to_le_bytes(), &[6]].concat());
-        assert!(Transaction::decode(&bytes[..bytes.len() - 1]).is_none());
-        assert!(Transaction::decode(&[bytes.clone(), vec![0]].concat()).is_none());
+        assert_eq!(tx.message.instructions().len(), 4);
+        assert_eq!(tx.message.instructions()[2].data, [&[12u8][..], &5000u64.to_le_bytes(), &[6]].concat());
+        assert!(Transaction::parse(&bytes[..bytes.len() - 1]).is_err());
+        assert!(Transaction::parse(&[bytes.clone(), vec![0]].concat()).is_err());
         let mut out = Vec::new();
-        push_compact_u16(&mut out, 300);
+        shared::solana::shortvec::encode(300, &mut out);
         assert_eq!(out, [0xac, 0x02]);
     }
 
@@ -822,7 +601,7 @@ mod tests {
             refusal(&pricey.build(), 5000),
             "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high"
         );
-        let system = Instruction { program: [0; 32], accounts: vec![], data: vec![2, 0, 0, 0] };
+        let system = Instruction { program_id: Address([0; 32]), accounts: vec![], data: vec![2, 0, 0, 0] };
         let mut extra = ixs.clone();
         extra.insert(3, system);
         assert_eq!(refusal(&p.build_with(&extra), 5000), "invalid_exact_svm_payload_unknown_fourth_instruction");
@@ -857,15 +636,15 @@ mod tests {
         // The fee payer named by another instruction.
         let p = payment(5000);
         let mut ixs = p.instructions();
-        ixs[3].accounts.push((fee, false, true));
+        ixs[3].accounts.push(AccountMeta::writable(Address(fee), false));
         assert_eq!(
             refusal(&p.build_with(&ixs), 5000),
             "invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts"
         );
         // A broken client signature.
-        let mut tx = Transaction::decode(&p.build()).unwrap();
+        let mut tx = Transaction::parse(&p.build()).unwrap();
         tx.signatures[1][0] ^= 1;
-        assert_eq!(refusal(&tx.encode(), 5000), "invalid_exact_svm_payload_signature_invalid");
+        assert_eq!(refusal(&tx.serialize(), 5000), "invalid_exact_svm_payload_signature_invalid");
         // Another fee payer in the transaction, or in the requirements.
         let other = ExactPayment { fee_payer: [4; 32], ..payment(5000) };
         assert_eq!(refusal(&other.build(), 5000), "invalid_exact_svm_fee_payer_mismatch");

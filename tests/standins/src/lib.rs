@@ -1,8 +1,6 @@
 //! Local stand-ins for third-party APIs. One module per provider; each exposes a function
 //! that starts the server on an ephemeral loopback port and returns its base URL.
 
-#![forbid(unsafe_code)]
-
 pub mod brave;
 pub mod coingecko;
 pub mod colosseum;
@@ -13,6 +11,7 @@ pub mod jupiter;
 pub mod notion;
 pub mod openai;
 pub mod paysh;
+pub mod router;
 pub mod solana_rpc;
 pub mod web;
 

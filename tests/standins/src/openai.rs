@@ -27,6 +27,8 @@ pub enum Turn {
     ToolCalls(Vec<(String, String)>),
     /// An HTTP error with this body.
     Fail(u16, String),
+    /// This turn, after a delay (a slow GPU node).
+    Slow(std::time::Duration, Box<Turn>),
 }
 
 impl Turn {
@@ -78,7 +80,11 @@ async fn complete(State(script): State<Script>, body: String) -> Response {
         seen.push(request.clone());
         seen.len()
     };
-    let turn = script.turns.get(n - 1).or(script.turns.last()).cloned().unwrap_or(Turn::text(""));
+    let mut turn = script.turns.get(n - 1).or(script.turns.last()).cloned().unwrap_or(Turn::text(""));
+    while let Turn::Slow(delay, inner) = turn {
+        tokio::time::sleep(delay).await;
+        turn = *inner;
+    }
     let usage = json!({"prompt_tokens": 100 + n, "completion_tokens": 10 + n, "total_tokens": 110 + 2 * n});
     let (message, finish) = match turn {
         Turn::Text(text) => (json!({"role": "assistant", "content": text}), "stop"),
@@ -97,6 +103,7 @@ async fn complete(State(script): State<Script>, body: String) -> Response {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             return (status, body).into_response();
         }
+        Turn::Slow(..) => unreachable!("delays were taken above"),
     };
     axum::Json(json!({
         "id": format!("chatcmpl-{n}"),

@@ -1,0 +1,349 @@
+//! One-shot private swaps (DESIGN §11): session keys only this enclave holds, sealed with their
+//! terms so neither the relay nor a reboot can change them, and the transactions they sign.
+//!
+//! Every step is idempotent and reads the chain itself (through the RPC of the measured
+//! configuration): funding is checked on chain, amounts to move are the balances the chain
+//! shows. A step that signs returns the transaction for the relay to record and broadcast. The
+//! session key signs only the router's swap (after `swap_check`) and transactions built here,
+//! which pay the committed destination or the payer, nobody else.
+
+use std::time::Duration;
+
+use chain::{Chain, Router, RpcChain};
+use ed25519_dalek::{Signer, SigningKey};
+use rand_core::OsRng;
+use serde::{Deserialize, Serialize};
+use shared::address::Address;
+use shared::b64;
+use shared::solana::programs::TOKEN_PROGRAM;
+use shared::solana::{Instruction, Message, Transaction, associated_token, system, token};
+use shared::swap::{
+    OpenedSession, ParsedTerms, SessionCommitment, SessionTerms, StepAnswer, StepRequest, SwapReceipt, receipt_address,
+};
+use shared::wire::SealedObject;
+use zeroize::Zeroizing;
+
+use crate::custody::Custody;
+use crate::keys::EnclaveKeys;
+use crate::swap_check::{self, CheckError, ata};
+
+/// Sealed-object kind of a session: its key's seed with its terms.
+pub const SESSION_KIND: &str = "swap-session";
+/// A transaction fee per signature (lamports).
+const SIGNATURE_FEE: u64 = 5_000;
+const SLIPPAGE_BPS: u16 = 100;
+
+/// The `swaps` section of the enclave configuration (measured).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SwapsConfig {
+    /// Solana JSON-RPC: the enclave's own view of the chain.
+    pub rpc_url: String,
+    /// A router speaking the Jupiter Swap API v1 wire.
+    pub router_url: String,
+    /// Programs a router transaction may call besides token, associated-token and
+    /// compute-budget (base58); none of them may name the session key.
+    #[serde(default)]
+    pub router_programs: Vec<String>,
+    #[serde(default = "default_timeout_secs")]
+    pub timeout_secs: u64,
+}
+
+fn default_timeout_secs() -> u64 {
+    20
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SwapError {
+    #[error("swaps are not configured in this enclave")]
+    NotConfigured,
+    #[error("the session terms are malformed: {0}")]
+    BadTerms(&'static str),
+    #[error("{0}")]
+    Check(#[from] CheckError),
+    #[error("the funding transaction is not on chain (yet)")]
+    FundingNotFound,
+    #[error("the chain could not be read: {0}")]
+    Chain(String),
+    #[error("the router: {0}")]
+    Router(String),
+    #[error("there is nothing to move: {0}")]
+    NothingToDo(&'static str),
+    #[error("the session is sealed wrong")]
+    Sealed,
+}
+
+/// What a session object holds (sealed; never leaves the enclave in the clear).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SessionSecret {
+    seed: String,
+    terms: SessionTerms,
+}
+
+/// An opened session: its key and terms.
+struct Session {
+    key: SigningKey,
+    address: Address,
+    terms: ParsedTerms,
+    text: SessionTerms,
+}
+
+pub struct Swaps {
+    chain: RpcChain,
+    router: Router,
+    router_programs: Vec<Address>,
+    program_id: Address,
+}
+
+fn chain_error(e: chain::ChainError) -> SwapError {
+    SwapError::Chain(e.to_string())
+}
+
+impl Swaps {
+    /// `router_key`: the router's API key from the secrets bundle, if any.
+    pub fn new(config: &SwapsConfig, router_key: Option<String>, program_id: Address) -> Result<Self, String> {
+        let timeout = Duration::from_secs(config.timeout_secs.max(1));
+        let tls = || Some(agent::tools::web_pki_tls());
+        let chain = match config.rpc_url.starts_with("https://") {
+            true => RpcChain::with_tls(&config.rpc_url, timeout, agent::tools::web_pki_tls()),
+            false => RpcChain::new(&config.rpc_url, timeout),
+        }
+        .map_err(|e| format!("swaps.rpcUrl: {e}"))?;
+        let router_tls = if config.router_url.starts_with("https://") { tls() } else { None };
+        let router = Router::new(&config.router_url, router_key, timeout, router_tls);
+        let router_programs = config
+            .router_programs
+            .iter()
+            .map(|p| Address::parse(p).ok_or_else(|| format!("swaps.routerPrograms: `{p}` is not base58")))
+            .collect::<Result<_, _>>()?;
+        Ok(Swaps { chain, router, router_programs, program_id })
+    }
+
+    /// A new session: a fresh key sealed with `terms`, and the commitment signed by this
+    /// enclave's attested key.
+    pub fn open_session(
+        &self,
+        custody: &Custody,
+        keys: &EnclaveKeys,
+        terms: SessionTerms,
+    ) -> Result<OpenedSession, SwapError> {
+        let parsed = terms.parse().map_err(|e| SwapError::BadTerms(malformed_field(&e)))?;
+        let key = SigningKey::generate(&mut OsRng);
+        let address = Address(key.verifying_key().to_bytes());
+        let secret = SessionSecret { seed: b64::encode(key.to_bytes()), terms: terms.clone() };
+        let plaintext = Zeroizing::new(serde_json::to_vec(&secret).map_err(|_| SwapError::Sealed)?);
+        let (id, blob) = custody.seal_new(SESSION_KIND, &plaintext).map_err(|_| SwapError::Sealed)?;
+        let signature = keys.signer().sign(&SessionCommitment::message(&parsed, &address)).to_bytes();
+        Ok(OpenedSession {
+            object: SealedObject {
+                id: hex::encode(id),
+                kind: SESSION_KIND.into(),
+                version: 1,
+                blob,
+                public_key: Some(address.to_string()),
+            },
+            commitment: SessionCommitment {
+                terms,
+                ephemeral_pubkey: address.to_string(),
+                enclave_pubkey: b64::encode(keys.enclave_public()),
+                signature: b64::encode(signature),
+            },
+        })
+    }
+
+    fn open(&self, custody: &Custody, blob: &str) -> Result<Session, SwapError> {
+        let (_, plaintext) = custody.open_kind(blob, SESSION_KIND).map_err(|_| SwapError::Sealed)?;
+        let secret: SessionSecret = serde_json::from_slice(&plaintext).map_err(|_| SwapError::Sealed)?;
+        let seed = Zeroizing::new(b64::decode_array::<32>(&secret.seed).ok_or(SwapError::Sealed)?);
+        let key = SigningKey::from_bytes(&seed);
+        let terms = secret.terms.parse().map_err(|_| SwapError::Sealed)?;
+        Ok(Session { address: Address(key.verifying_key().to_bytes()), key, terms, text: secret.terms })
+    }
+
+    /// One step of a session.
+    pub async fn step(
+        &self,
+        custody: &Custody,
+        keys: &EnclaveKeys,
+        request: StepRequest,
+        now: u64,
+    ) -> Result<StepAnswer, SwapError> {
+        match request {
+            StepRequest::CheckFunding { blob, funding_tx_sig } => {
+                let s = self.open(custody, &blob)?;
+                self.check_funding(&s, &funding_tx_sig).await?;
+                Ok(StepAnswer {
+                    amount: Some(s.terms.amount.to_string()),
+                    expired: now > s.terms.expires_at,
+                    ..Default::default()
+                })
+            }
+            StepRequest::Swap { blob } => self.swap(&self.open(custody, &blob)?).await,
+            StepRequest::Deliver { blob } => self.sweep(&self.open(custody, &blob)?, true).await,
+            StepRequest::Refund { blob } => self.sweep(&self.open(custody, &blob)?, false).await,
+            StepRequest::Attest { blob, funding_tx_sig, final_tx_sig } => {
+                let s = self.open(custody, &blob)?;
+                self.attest(&s, keys, &funding_tx_sig, &final_tx_sig, now).await
+            }
+        }
+    }
+
+    async fn check_funding(&self, s: &Session, signature: &str) -> Result<(), SwapError> {
+        let landed = self.chain.transaction(signature).await.map_err(chain_error)?.ok_or(SwapError::FundingNotFound)?;
+        let tx =
+            Transaction::parse(&landed.transaction).map_err(|_| SwapError::Chain("unparseable transaction".into()))?;
+        let failed = landed.meta.as_ref().is_none_or(|m| m.err.is_some());
+        swap_check::check_funding(&s.terms, &s.address, &tx, failed)?;
+        Ok(())
+    }
+
+    /// The router's swap of the whole input, checked, signed by the session key.
+    async fn swap(&self, s: &Session) -> Result<StepAnswer, SwapError> {
+        let held = self.chain.token_balance(&ata(&s.address, &s.terms.from_mint)).await.map_err(chain_error)?;
+        if held.unwrap_or(0) < s.terms.amount {
+            return Err(SwapError::NothingToDo("the session does not hold its input (already swapped or refunded)"));
+        }
+        let router = |e: chain::RouterError| SwapError::Router(e.to_string());
+        let quote = self
+            .router
+            .quote(&s.terms.from_mint, &s.terms.to_mint, s.terms.amount, SLIPPAGE_BPS)
+            .await
+            .map_err(router)?;
+        let swap = self.router.swap(&s.address, &quote).await.map_err(router)?;
+        let mut tx =
+            Transaction::parse(&swap.transaction).map_err(|_| SwapError::Router("unparseable transaction".into()))?;
+        let out = swap_check::check_swap(&s.terms, &s.address, &tx, &self.router_programs)?;
+        if !swap_check::other_signers_present(&tx, &s.address) {
+            return Err(SwapError::Router("the transaction lacks the router's own signatures".into()));
+        }
+        tx.sign(&[&s.key]).map_err(|_| SwapError::Router("the session key is not a signer".into()))?;
+        Ok(signed(&tx, swap.last_valid_block_height, out))
+    }
+
+    /// Moves everything the session holds out and closes its accounts: on delivery the output
+    /// to the destination and anything left of the input to the payer; on a refund (`deliver`
+    /// false) both to the payer. The rent and the remaining lamports go to the payer.
+    async fn sweep(&self, s: &Session, deliver: bool) -> Result<StepAnswer, SwapError> {
+        let payer = s.terms.payer;
+        let output_to = if deliver { s.terms.destination } else { payer };
+        let mut ixs: Vec<Instruction> = Vec::new();
+        let (mut rent, mut moved) = (0, 0);
+        for (mint, recipient) in [(&s.terms.to_mint, &output_to), (&s.terms.from_mint, &payer)] {
+            let source = ata(&s.address, mint);
+            let Some(amount) = self.chain.token_balance(&source).await.map_err(chain_error)? else { continue };
+            if amount > 0 {
+                let destination = ata(recipient, mint);
+                if self.chain.account(&destination).await.map_err(chain_error)?.is_none() {
+                    rent +=
+                        self.chain.minimum_balance_for_rent_exemption(token::ACCOUNT_LEN).await.map_err(chain_error)?;
+                    ixs.push(associated_token::create_idempotent(&s.address, recipient, mint, &TOKEN_PROGRAM));
+                }
+                let decimals = self.decimals(mint).await?;
+                ixs.push(token::transfer_checked(&source, mint, &destination, &s.address, amount, decimals));
+            }
+            // What the step reports: the output delivered, or the input given back.
+            let reported = if deliver { &s.terms.to_mint } else { &s.terms.from_mint };
+            if mint == reported {
+                moved = amount;
+            }
+            ixs.push(token::close_account(&source, &payer, &s.address));
+        }
+        if deliver && moved == 0 {
+            return Err(SwapError::NothingToDo("the session holds no output"));
+        }
+        let lamports = self.chain.balance(&s.address).await.map_err(chain_error)?;
+        let rest = lamports.saturating_sub(rent + SIGNATURE_FEE);
+        if rest > 0 {
+            ixs.push(system::transfer(&s.address, &payer, rest));
+        }
+        if ixs.is_empty() {
+            return Err(SwapError::NothingToDo("the session holds nothing"));
+        }
+        let blockhash = self.chain.latest_blockhash().await.map_err(chain_error)?;
+        let message = Message::compile(&s.address, &ixs, blockhash.blockhash).map_err(|_| SwapError::Sealed)?;
+        let mut tx = Transaction::new_unsigned(message);
+        tx.sign(&[&s.key]).map_err(|_| SwapError::Sealed)?;
+        Ok(signed(&tx, blockhash.last_valid_block_height, moved))
+    }
+
+    async fn decimals(&self, mint: &Address) -> Result<u8, SwapError> {
+        let account = self.chain.account(mint).await.map_err(chain_error)?;
+        // A mint's decimals sit at offset 44 of its 82 bytes.
+        account
+            .filter(|a| a.owner == TOKEN_PROGRAM && a.data.len() == token::MINT_LEN)
+            .map(|a| a.data[44])
+            .ok_or(SwapError::NothingToDo("the mint does not exist"))
+    }
+
+    /// The receipt of a settled session, after checking on chain that `final_tx_sig` landed and
+    /// paid the destination.
+    async fn attest(
+        &self,
+        s: &Session,
+        keys: &EnclaveKeys,
+        funding_tx_sig: &str,
+        final_tx_sig: &str,
+        now: u64,
+    ) -> Result<StepAnswer, SwapError> {
+        self.check_funding(s, funding_tx_sig).await?;
+        let landed = self
+            .chain
+            .transaction(final_tx_sig)
+            .await
+            .map_err(chain_error)?
+            .ok_or(SwapError::NothingToDo("the delivery is not on chain"))?;
+        let meta =
+            landed.meta.as_ref().filter(|m| m.err.is_none()).ok_or(SwapError::NothingToDo("the delivery failed"))?;
+        let tx =
+            Transaction::parse(&landed.transaction).map_err(|_| SwapError::Chain("unparseable transaction".into()))?;
+        if tx.message.fee_payer() != Some(&s.address) {
+            return Err(SwapError::NothingToDo("that transaction is not this session's delivery"));
+        }
+        // What the destination's token account gained in that transaction.
+        let destination = ata(&s.terms.destination, &s.terms.to_mint);
+        let gained = |list: &[chain::TokenBalance]| {
+            list.iter().find(|b| landed.account_keys.get(b.account_index) == Some(&destination)).map_or(0, |b| b.amount)
+        };
+        let out = gained(&meta.post_token_balances).saturating_sub(gained(&meta.pre_token_balances));
+        if out == 0 {
+            return Err(SwapError::NothingToDo("that transaction paid the destination nothing"));
+        }
+        let mut receipt = SwapReceipt {
+            version: shared::swap::RECEIPT_VERSION.into(),
+            session_id: s.text.session_id.clone(),
+            from_mint: s.text.from_mint.clone(),
+            to_mint: s.text.to_mint.clone(),
+            amount_in: s.text.amount.clone(),
+            actual_out: out.to_string(),
+            destination: s.text.destination.clone(),
+            ephemeral_pubkey: s.address.to_string(),
+            funding_tx_sig: funding_tx_sig.into(),
+            final_tx_sig: final_tx_sig.into(),
+            timestamp: now,
+            address: receipt_address(&s.terms.session_id, &self.program_id).to_string(),
+            enclave_pubkey: b64::encode(keys.enclave_public()),
+            signature: String::new(),
+        };
+        let message = receipt.message().map_err(|_| SwapError::NothingToDo("a transaction signature is malformed"))?;
+        receipt.signature = b64::encode(keys.signer().sign(&message).to_bytes());
+        Ok(StepAnswer { amount: Some(out.to_string()), receipt: Some(receipt), ..Default::default() })
+    }
+}
+
+fn signed(tx: &Transaction, last_valid_block_height: u64, amount: u64) -> StepAnswer {
+    StepAnswer {
+        transaction: Some(b64::encode(tx.serialize())),
+        signature: Some(tx.id()),
+        last_valid_block_height: Some(last_valid_block_height),
+        amount: Some(amount.to_string()),
+        ..Default::default()
+    }
+}
+
+fn malformed_field(e: &shared::swap::SwapError) -> &'static str {
+    match e {
+        shared::swap::SwapError::Malformed(field) => field,
+        shared::swap::SwapError::BadSignature => "signature",
+    }
+}

@@ -1,0 +1,377 @@
+//! What the enclave checks before it trusts a funding transaction or signs a router's swap
+//! (DESIGN §11). Pure functions over parsed transactions, so every rule has a test.
+//!
+//! The rule that matters: the session key moves the session's input only to the router's swap,
+//! in the committed amount, and the swap must pay at least the committed minimum into the
+//! session's own output account. Everything else the enclave signs it builds itself, to the
+//! committed destination or back to the payer.
+
+use shared::address::Address;
+use shared::solana::programs::{ASSOCIATED_TOKEN_PROGRAM, COMPUTE_BUDGET_PROGRAM, MEMO_PROGRAM, TOKEN_PROGRAM};
+use shared::solana::{Transaction, VersionedMessage, token};
+use shared::swap::ParsedTerms;
+
+pub use shared::swap::funding::token_account as ata;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CheckError {
+    #[error("the funding transaction failed on chain")]
+    FundingFailed,
+    #[error("the funding transaction is not signed by the session's payer")]
+    FundingWrongPayer,
+    #[error("the funding transaction does not carry this session's memo")]
+    FundingNotForThisSession,
+    #[error("the funding transaction moves another mint than the session's input")]
+    FundingWrongMint,
+    #[error("the funding transaction moves {moved} base units of the input, not {expected}")]
+    FundingWrongAmount { moved: u64, expected: u64 },
+    #[error("the router's transaction breaks the session's rules: {0}")]
+    RouterTransaction(&'static str),
+    #[error("the router's transaction pays {paid} base units, below the committed minimum {minimum}")]
+    OutputBelowMinimum { paid: u64, minimum: u64 },
+}
+
+/// Checks that `tx` (as it landed; `failed` if its meta has an error) funded this session:
+/// signed by the payer, carrying the session memo, moving exactly the amount of the input mint
+/// from the payer into the session key's input account.
+pub fn check_funding(
+    terms: &ParsedTerms,
+    session_key: &Address,
+    tx: &Transaction,
+    failed: bool,
+) -> Result<(), CheckError> {
+    if failed {
+        return Err(CheckError::FundingFailed);
+    }
+    let message = &tx.message;
+    if !message.signer_keys().contains(&terms.payer) {
+        return Err(CheckError::FundingWrongPayer);
+    }
+    let memo = shared::swap::funding::memo_text(&terms.session_id);
+    let has_memo = message
+        .instructions()
+        .iter()
+        .any(|ix| message.program_id(ix) == Some(&MEMO_PROGRAM) && ix.data == memo.as_bytes());
+    if !has_memo {
+        return Err(CheckError::FundingNotForThisSession);
+    }
+    let input_account = ata(session_key, &terms.from_mint);
+    let mut moved = 0u64;
+    let mut other_mint = false;
+    for ix in message.instructions() {
+        let Ok(t) = token::decode_transfer(message, ix) else { continue };
+        if t.program_id != TOKEN_PROGRAM || t.authority != terms.payer {
+            continue;
+        }
+        match (t.destination == input_account, t.mint) {
+            (true, Some(mint)) if mint == terms.from_mint => moved = moved.saturating_add(t.amount),
+            (true, _) => other_mint = true,
+            (false, Some(mint)) if t.destination == ata(session_key, &mint) => other_mint = true,
+            _ => {}
+        }
+    }
+    if moved == 0 && other_mint {
+        return Err(CheckError::FundingWrongMint);
+    }
+    if moved != terms.amount {
+        return Err(CheckError::FundingWrongAmount { moved, expected: terms.amount });
+    }
+    Ok(())
+}
+
+/// Checks a router's swap transaction before the session key signs it; returns what it pays
+/// into the session's output account.
+///
+/// - the session key pays the fee and no one else needs to sign but the router's own keys;
+/// - no lookup tables (their accounts could not be checked);
+/// - only the token, associated-token, compute-budget programs and `router_programs` run, and
+///   the session key is named by no instruction of any other program;
+/// - where the session key is an authority, the instruction is a transfer out of its input
+///   account, of the input mint, and all of them together move at most the committed amount;
+/// - associated-token creations the session key funds create its own accounts only;
+/// - transfers into its output account, of the output mint, add up to at least the minimum.
+pub fn check_swap(
+    terms: &ParsedTerms,
+    session_key: &Address,
+    tx: &Transaction,
+    router_programs: &[Address],
+) -> Result<u64, CheckError> {
+    let bad = CheckError::RouterTransaction;
+    let message = &tx.message;
+    if message.fee_payer() != Some(session_key) {
+        return Err(bad("the session key does not pay the fee"));
+    }
+    if !message.address_table_lookups().is_empty() {
+        return Err(bad("address lookup tables are not accepted"));
+    }
+    let input_account = ata(session_key, &terms.from_mint);
+    let output_account = ata(session_key, &terms.to_mint);
+    let (mut spent, mut paid) = (0u64, 0u64);
+    let (mut limit, mut micro_lamports_per_unit) = (MAX_COMPUTE_UNITS, 0u64);
+    for ix in message.instructions() {
+        let program = *message.program_id(ix).ok_or(bad("an instruction names no program"))?;
+        let names_session = (0..ix.accounts.len()).any(|n| message.instruction_account(ix, n) == Some(session_key));
+        match program {
+            TOKEN_PROGRAM => {
+                let transfer = token::decode_transfer(message, ix).ok();
+                match (transfer, names_session) {
+                    (Some(t), true) if t.authority == *session_key => {
+                        if t.source != input_account || t.mint.is_some_and(|m| m != terms.from_mint) {
+                            return Err(bad("the session key moves something other than its input"));
+                        }
+                        spent = spent.saturating_add(t.amount);
+                    }
+                    (Some(t), _) if t.destination == output_account => {
+                        if t.mint != Some(terms.to_mint) {
+                            return Err(bad("the output is paid without naming the output mint"));
+                        }
+                        paid = paid.saturating_add(t.amount);
+                    }
+                    (Some(_), false) => {}
+                    _ if names_session => {
+                        return Err(bad("a token instruction other than a transfer names the session key"));
+                    }
+                    _ => {}
+                }
+            }
+            ASSOCIATED_TOKEN_PROGRAM => {
+                let wallet = message.instruction_account(ix, 2);
+                if names_session && wallet != Some(session_key) {
+                    return Err(bad("the session key funds an account that is not its own"));
+                }
+            }
+            COMPUTE_BUDGET_PROGRAM => match (ix.data.first(), ix.data.get(1..)) {
+                (Some(2), Some(units)) => {
+                    limit = u64::from(u32::from_le_bytes(
+                        units.try_into().map_err(|_| bad("a malformed compute unit limit"))?,
+                    ))
+                }
+                (Some(3), Some(price)) => {
+                    micro_lamports_per_unit =
+                        u64::from_le_bytes(price.try_into().map_err(|_| bad("a malformed compute unit price"))?)
+                }
+                _ => return Err(bad("a compute budget instruction other than a unit limit or price")),
+            },
+            p if router_programs.contains(&p) && !names_session => {}
+            _ => return Err(bad("an instruction of a program the enclave does not accept here")),
+        }
+    }
+    // The priority fee comes out of the lamports the payer gave the session key.
+    let priority_fee = (u128::from(limit) * u128::from(micro_lamports_per_unit)).div_ceil(1_000_000);
+    if priority_fee > u128::from(MAX_PRIORITY_FEE_LAMPORTS) {
+        return Err(bad("the priority fee is above the session's fee budget"));
+    }
+    if spent > terms.amount {
+        return Err(bad("the session key would move more than the committed amount"));
+    }
+    if paid < terms.min_out {
+        return Err(CheckError::OutputBelowMinimum { paid, minimum: terms.min_out });
+    }
+    Ok(paid)
+}
+
+/// A transaction's compute limit when none is set (the runtime's maximum, to bound the fee).
+const MAX_COMPUTE_UNITS: u64 = 1_400_000;
+/// The most priority fee a router's swap may spend from the session key's lamports.
+pub const MAX_PRIORITY_FEE_LAMPORTS: u64 = 20_000;
+
+/// The signers a transaction still needs besides the session key (the router's own keys).
+pub fn other_signers_present(tx: &Transaction, session_key: &Address) -> bool {
+    let message: &VersionedMessage = &tx.message;
+    message
+        .signer_keys()
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k != *session_key)
+        .all(|(i, _)| tx.verify_signature(i).is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use ed25519_dalek::SigningKey;
+    use shared::solana::{Instruction, Message, associated_token, memo, system};
+
+    use super::*;
+
+    fn a(n: u8) -> Address {
+        Address([n; 32])
+    }
+
+    fn key(n: u8) -> SigningKey {
+        SigningKey::from_bytes(&[n; 32])
+    }
+
+    fn addr(k: &SigningKey) -> Address {
+        Address(k.verifying_key().to_bytes())
+    }
+
+    struct Fixture {
+        terms: ParsedTerms,
+        session: SigningKey,
+        pool: SigningKey,
+    }
+
+    fn fixture() -> Fixture {
+        let payer = key(1);
+        let terms = ParsedTerms {
+            session_id: [7; 16],
+            payer: addr(&payer),
+            from_mint: a(20),
+            to_mint: a(21),
+            amount: 1_000_000,
+            destination: a(30),
+            min_out: 990,
+            expires_at: 1_800_000_000,
+        };
+        Fixture { terms, session: key(2), pool: key(3) }
+    }
+
+    fn tx(payer: &Address, ixs: &[Instruction]) -> Transaction {
+        Transaction::new_unsigned(Message::compile(payer, ixs, [9; 32]).unwrap())
+    }
+
+    fn funding(f: &Fixture, amount: u64, mint: Address, with_memo: bool) -> Transaction {
+        let s = addr(&f.session);
+        let mut ixs = vec![
+            associated_token::create_idempotent(&f.terms.payer, &s, &mint, &TOKEN_PROGRAM),
+            token::transfer_checked(&ata(&f.terms.payer, &mint), &mint, &ata(&s, &mint), &f.terms.payer, amount, 6),
+            system::transfer(&f.terms.payer, &s, 5_000_000),
+        ];
+        if with_memo {
+            ixs.push(memo::memo(shared::swap::funding::memo_text(&f.terms.session_id).as_bytes(), &[&f.terms.payer]));
+        }
+        tx(&f.terms.payer, &ixs)
+    }
+
+    #[test]
+    fn the_session_funding_is_accepted_and_every_wrong_one_named() {
+        let f = fixture();
+        let s = addr(&f.session);
+        assert_eq!(check_funding(&f.terms, &s, &funding(&f, 1_000_000, a(20), true), false), Ok(()));
+        assert_eq!(
+            check_funding(&f.terms, &s, &funding(&f, 1_000_000, a(20), true), true),
+            Err(CheckError::FundingFailed)
+        );
+        assert_eq!(
+            check_funding(&f.terms, &s, &funding(&f, 999_999, a(20), true), false),
+            Err(CheckError::FundingWrongAmount { moved: 999_999, expected: 1_000_000 })
+        );
+        assert_eq!(
+            check_funding(&f.terms, &s, &funding(&f, 1_000_000, a(22), true), false),
+            Err(CheckError::FundingWrongMint)
+        );
+        assert_eq!(
+            check_funding(&f.terms, &s, &funding(&f, 1_000_000, a(20), false), false),
+            Err(CheckError::FundingNotForThisSession)
+        );
+        // Another session's memo: the same payer and amount do not fund this session.
+        let mut other = fixture();
+        other.terms.session_id = [8; 16];
+        assert_eq!(
+            check_funding(&other.terms, &s, &funding(&f, 1_000_000, a(20), true), false),
+            Err(CheckError::FundingNotForThisSession)
+        );
+        // Signed by someone else.
+        let stranger = key(9);
+        let mut not_payer = fixture();
+        not_payer.terms.payer = addr(&stranger);
+        assert_eq!(
+            check_funding(&not_payer.terms, &s, &funding(&f, 1_000_000, a(20), true), false),
+            Err(CheckError::FundingWrongPayer)
+        );
+    }
+
+    fn swap(f: &Fixture, spend: u64, pay: u64, extra: Vec<Instruction>) -> Transaction {
+        let s = addr(&f.session);
+        let pool = addr(&f.pool);
+        let mut ixs = vec![
+            associated_token::create_idempotent(&s, &s, &f.terms.to_mint, &TOKEN_PROGRAM),
+            token::transfer_checked(
+                &ata(&s, &f.terms.from_mint),
+                &f.terms.from_mint,
+                &ata(&pool, &f.terms.from_mint),
+                &s,
+                spend,
+                6,
+            ),
+            token::transfer_checked(
+                &ata(&pool, &f.terms.to_mint),
+                &f.terms.to_mint,
+                &ata(&s, &f.terms.to_mint),
+                &pool,
+                pay,
+                9,
+            ),
+        ];
+        ixs.extend(extra);
+        let mut t = tx(&s, &ixs);
+        t.sign(&[&f.pool]).unwrap();
+        t
+    }
+
+    #[test]
+    fn the_router_swap_is_accepted_within_the_rules() {
+        let f = fixture();
+        let s = addr(&f.session);
+        let t = swap(&f, 1_000_000, 1_500, vec![]);
+        assert_eq!(check_swap(&f.terms, &s, &t, &[]), Ok(1_500));
+        assert!(other_signers_present(&t, &s));
+    }
+
+    #[test]
+    fn a_router_swap_that_breaks_a_rule_is_refused() {
+        let f = fixture();
+        let s = addr(&f.session);
+        let check = |t: &Transaction| check_swap(&f.terms, &s, t, &[]);
+        assert_eq!(
+            check(&swap(&f, 1_000_000, 989, vec![])),
+            Err(CheckError::OutputBelowMinimum { paid: 989, minimum: 990 })
+        );
+        assert!(matches!(check(&swap(&f, 1_000_001, 1_500, vec![])), Err(CheckError::RouterTransaction(_))));
+        // A second transfer out of the session's input, to anyone.
+        let drain = token::transfer(&ata(&s, &f.terms.from_mint), &ata(&a(40), &f.terms.from_mint), &s, 1);
+        assert!(matches!(check(&swap(&f, 1_000_000, 1_500, vec![drain])), Err(CheckError::RouterTransaction(_))));
+        // The session key closing its account, or paying lamports out.
+        let close = token::close_account(&ata(&s, &f.terms.from_mint), &a(40), &s);
+        assert!(matches!(check(&swap(&f, 1_000_000, 1_500, vec![close])), Err(CheckError::RouterTransaction(_))));
+        let lamports = system::transfer(&s, &a(40), 1);
+        assert!(matches!(check(&swap(&f, 1_000_000, 1_500, vec![lamports])), Err(CheckError::RouterTransaction(_))));
+        // A priority fee above the session's fee budget, or an unknown compute budget call.
+        use shared::solana::compute_budget::{set_compute_unit_limit, set_compute_unit_price};
+        let fine = vec![set_compute_unit_limit(200_000), set_compute_unit_price(100_000)];
+        assert_eq!(check(&swap(&f, 1_000_000, 1_500, fine)), Ok(1_500), "20,000 lamports: at the cap");
+        let costly = vec![set_compute_unit_limit(200_000), set_compute_unit_price(100_001)];
+        assert!(matches!(check(&swap(&f, 1_000_000, 1_500, costly)), Err(CheckError::RouterTransaction(_))));
+        let unlimited = vec![set_compute_unit_price(20_000)];
+        assert!(matches!(check(&swap(&f, 1_000_000, 1_500, unlimited)), Err(CheckError::RouterTransaction(_))));
+        let heap = Instruction {
+            program_id: shared::solana::programs::COMPUTE_BUDGET_PROGRAM,
+            accounts: vec![],
+            data: vec![1, 0, 0, 1, 0],
+        };
+        assert!(matches!(check(&swap(&f, 1_000_000, 1_500, vec![heap])), Err(CheckError::RouterTransaction(_))));
+        // Funding someone else's account.
+        let create = associated_token::create_idempotent(&s, &a(40), &f.terms.to_mint, &TOKEN_PROGRAM);
+        assert!(matches!(check(&swap(&f, 1_000_000, 1_500, vec![create])), Err(CheckError::RouterTransaction(_))));
+        // Someone else pays the fee (the session key would sign an arbitrary payer's transaction).
+        let pool = addr(&f.pool);
+        let mut other_payer = tx(
+            &pool,
+            &[token::transfer_checked(
+                &ata(&s, &f.terms.from_mint),
+                &f.terms.from_mint,
+                &ata(&pool, &f.terms.from_mint),
+                &s,
+                1_000_000,
+                6,
+            )],
+        );
+        other_payer.sign(&[&f.pool]).unwrap();
+        assert!(matches!(check(&other_payer), Err(CheckError::RouterTransaction(_))));
+        // An unknown program, allowed only when listed and only if it does not name the key.
+        let unknown = Instruction { program_id: a(50), accounts: vec![], data: vec![1] };
+        let t = swap(&f, 1_000_000, 1_500, vec![unknown]);
+        assert!(matches!(check(&t), Err(CheckError::RouterTransaction(_))));
+        assert_eq!(check_swap(&f.terms, &s, &t, &[a(50)]), Ok(1_500));
+    }
+}

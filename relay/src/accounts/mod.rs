@@ -1,0 +1,25 @@
+//! Accounts: bearer API keys (from configuration, or issued by wallet sign-in), their scopes,
+//! and the routes that issue, list, rotate and revoke them.
+
+pub mod keys;
+pub mod routes;
+pub mod sign_in;
+
+pub use keys::{ApiKeys, Caller, key_id, well_formed};
+pub use sign_in::AccountError;
+
+use crate::error::RelayError;
+
+impl From<AccountError> for RelayError {
+    fn from(e: AccountError) -> Self {
+        match e {
+            AccountError::BadWallet | AccountError::BadSignatureFormat => RelayError::BadRequest(e.to_string()),
+            AccountError::BadChallenge => RelayError::Unauthorized("unknown, expired or already used challenge"),
+            AccountError::BadSignature => {
+                RelayError::Unauthorized("signature does not verify for this wallet and challenge")
+            }
+            AccountError::NotFound => RelayError::NotFound("no such key for this wallet"),
+            AccountError::Store(err) => err.into(),
+        }
+    }
+}

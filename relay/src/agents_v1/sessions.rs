@@ -1,0 +1,337 @@
+//! Swap sessions as stored: one row per session, the state machine's position and every
+//! transaction it recorded (docs/swaps.md). A worker takes a session under a lease, so relays
+//! sharing a database never work on one session at once.
+
+use serde::Serialize;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use crate::store::{Store, StoreError, is_unique_violation};
+
+/// Where a session is (docs/swaps.md has the transitions). `settled` and `failed` are terminal
+/// (contract §3); a refunded session ends `failed` with its `reason` and `refundTxSig`.
+pub mod state {
+    pub const AWAITING_FUNDING: &str = "awaiting_funding";
+    pub const FUNDED: &str = "funded";
+    pub const SWAPPING: &str = "swapping";
+    pub const SWAPPED: &str = "swapped";
+    pub const DELIVERING: &str = "delivering";
+    pub const DELIVERED: &str = "delivered";
+    pub const REFUNDING: &str = "refunding";
+    pub const SETTLED: &str = "settled";
+    pub const FAILED: &str = "failed";
+
+    /// The states a worker advances (the others wait for the client, or are done).
+    pub const WORKING: [&str; 6] = [FUNDED, SWAPPING, SWAPPED, DELIVERING, DELIVERED, REFUNDING];
+}
+
+/// One session row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub id: String,
+    pub mode: String,
+    pub state: String,
+    pub wallet_id: Option<String>,
+    pub owner: Option<String>,
+    pub payer: String,
+    pub from_mint: String,
+    pub to_mint: String,
+    pub amount: String,
+    pub destination: String,
+    pub slippage_bps: i64,
+    pub expected_out: String,
+    pub min_out: String,
+    pub expires_at: i64,
+    /// The last block height at which the funding transaction handed out can land.
+    pub funding_valid_height: i64,
+    pub ephemeral: String,
+    pub object_id: String,
+    pub commitment_json: String,
+    pub bucketed: bool,
+    pub bucket_label: Option<String>,
+    pub funding_tx_sig: Option<String>,
+    pub swap_tx_sig: Option<String>,
+    pub final_tx_sig: Option<String>,
+    pub refund_tx_sig: Option<String>,
+    pub actual_out: Option<String>,
+    /// A signed transaction recorded before it is sent: its kind (`swap`, `deliver`,
+    /// `refund`), bytes (base64), signature and last valid block height.
+    pub pending: Option<Pending>,
+    /// Why a session failed, or what a refund answered (`expired`, a funding or router code).
+    pub reason: Option<String>,
+    pub attempts: i64,
+    pub receipt_json: Option<String>,
+    pub attestation_address: Option<String>,
+    pub attestation_tx_sig: Option<String>,
+    pub funded_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// The token of the worker holding this session (set by [`claim`]).
+    pub lease_owner: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pending {
+    pub kind: String,
+    pub transaction: String,
+    pub signature: String,
+    pub last_valid_block_height: i64,
+}
+
+const COLUMNS: &str = "id, mode, state, wallet_id, owner, payer, from_mint, to_mint, amount, destination, slippage_bps, \
+     expected_out, min_out, expires_at, funding_valid_height, ephemeral, object_id, commitment_json, bucketed, bucket_label, funding_tx_sig, swap_tx_sig, \
+     final_tx_sig, refund_tx_sig, actual_out, pending_kind, pending_tx, pending_sig, pending_valid_height, reason, \
+     attempts, receipt_json, attestation_address, attestation_tx_sig, funded_at, created_at, updated_at, lease_owner";
+
+fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
+    let pending = match (
+        r.try_get::<Option<String>, _>("pending_kind")?,
+        r.try_get::<Option<String>, _>("pending_tx")?,
+        r.try_get::<Option<String>, _>("pending_sig")?,
+        r.try_get::<Option<i64>, _>("pending_valid_height")?,
+    ) {
+        (Some(kind), Some(transaction), Some(signature), Some(last_valid_block_height)) => {
+            Some(Pending { kind, transaction, signature, last_valid_block_height })
+        }
+        _ => None,
+    };
+    Ok(Session {
+        id: r.try_get("id")?,
+        mode: r.try_get("mode")?,
+        state: r.try_get("state")?,
+        wallet_id: r.try_get("wallet_id")?,
+        owner: r.try_get("owner")?,
+        payer: r.try_get("payer")?,
+        from_mint: r.try_get("from_mint")?,
+        to_mint: r.try_get("to_mint")?,
+        amount: r.try_get("amount")?,
+        destination: r.try_get("destination")?,
+        slippage_bps: r.try_get("slippage_bps")?,
+        expected_out: r.try_get("expected_out")?,
+        min_out: r.try_get("min_out")?,
+        expires_at: r.try_get("expires_at")?,
+        funding_valid_height: r.try_get("funding_valid_height")?,
+        ephemeral: r.try_get("ephemeral")?,
+        object_id: r.try_get("object_id")?,
+        commitment_json: r.try_get("commitment_json")?,
+        bucketed: r.try_get::<i64, _>("bucketed")? != 0,
+        bucket_label: r.try_get("bucket_label")?,
+        funding_tx_sig: r.try_get("funding_tx_sig")?,
+        swap_tx_sig: r.try_get("swap_tx_sig")?,
+        final_tx_sig: r.try_get("final_tx_sig")?,
+        refund_tx_sig: r.try_get("refund_tx_sig")?,
+        actual_out: r.try_get("actual_out")?,
+        pending,
+        reason: r.try_get("reason")?,
+        attempts: r.try_get("attempts")?,
+        receipt_json: r.try_get("receipt_json")?,
+        attestation_address: r.try_get("attestation_address")?,
+        attestation_tx_sig: r.try_get("attestation_tx_sig")?,
+        funded_at: r.try_get("funded_at")?,
+        created_at: r.try_get("created_at")?,
+        updated_at: r.try_get("updated_at")?,
+        lease_owner: r.try_get("lease_owner")?,
+    })
+}
+
+pub async fn insert(store: &Store, s: &Session) -> Result<(), StoreError> {
+    sqlx::query(&format!(
+        "INSERT INTO swap_sessions ({COLUMNS}, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
+         $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, \
+         $35, $36, $37, $38, 0)"
+    ))
+    .bind(&s.id)
+    .bind(&s.mode)
+    .bind(&s.state)
+    .bind(&s.wallet_id)
+    .bind(&s.owner)
+    .bind(&s.payer)
+    .bind(&s.from_mint)
+    .bind(&s.to_mint)
+    .bind(&s.amount)
+    .bind(&s.destination)
+    .bind(s.slippage_bps)
+    .bind(&s.expected_out)
+    .bind(&s.min_out)
+    .bind(s.expires_at)
+    .bind(s.funding_valid_height)
+    .bind(&s.ephemeral)
+    .bind(&s.object_id)
+    .bind(&s.commitment_json)
+    .bind(i64::from(s.bucketed))
+    .bind(&s.bucket_label)
+    .bind(&s.funding_tx_sig)
+    .bind(&s.swap_tx_sig)
+    .bind(&s.final_tx_sig)
+    .bind(&s.refund_tx_sig)
+    .bind(&s.actual_out)
+    .bind(s.pending.as_ref().map(|p| p.kind.clone()))
+    .bind(s.pending.as_ref().map(|p| p.transaction.clone()))
+    .bind(s.pending.as_ref().map(|p| p.signature.clone()))
+    .bind(s.pending.as_ref().map(|p| p.last_valid_block_height))
+    .bind(&s.reason)
+    .bind(s.attempts)
+    .bind(&s.receipt_json)
+    .bind(&s.attestation_address)
+    .bind(&s.attestation_tx_sig)
+    .bind(s.funded_at)
+    .bind(s.created_at)
+    .bind(s.updated_at)
+    .bind(&s.lease_owner)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+pub async fn get(store: &Store, id: &str) -> Result<Option<Session>, StoreError> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM swap_sessions WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(row.as_ref().map(from_row).transpose()?)
+}
+
+/// Records what changed in a session the caller holds (its `lease_owner`) and releases it;
+/// no other worker takes it before `retry_at` (unix seconds; 0: at once). False when the lease
+/// was lost (it ran out and another worker took the session, or a route moved it on): then
+/// nothing was written and the caller stops.
+pub async fn save(store: &Store, s: &Session, now: i64, retry_at: i64) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE swap_sessions SET state = $1, swap_tx_sig = $2, final_tx_sig = $3, refund_tx_sig = $4, actual_out = $5, \
+         pending_kind = $6, pending_tx = $7, pending_sig = $8, pending_valid_height = $9, reason = $10, attempts = $11, \
+         receipt_json = $12, attestation_address = $13, attestation_tx_sig = $14, funded_at = $15, updated_at = $16, \
+         lease_until = $17, lease_owner = NULL WHERE id = $18 AND lease_owner = $19",
+    )
+    .bind(&s.state)
+    .bind(&s.swap_tx_sig)
+    .bind(&s.final_tx_sig)
+    .bind(&s.refund_tx_sig)
+    .bind(&s.actual_out)
+    .bind(s.pending.as_ref().map(|p| p.kind.clone()))
+    .bind(s.pending.as_ref().map(|p| p.transaction.clone()))
+    .bind(s.pending.as_ref().map(|p| p.signature.clone()))
+    .bind(s.pending.as_ref().map(|p| p.last_valid_block_height))
+    .bind(&s.reason)
+    .bind(s.attempts)
+    .bind(&s.receipt_json)
+    .bind(&s.attestation_address)
+    .bind(&s.attestation_tx_sig)
+    .bind(s.funded_at)
+    .bind(now)
+    .bind(retry_at)
+    .bind(&s.id)
+    .bind(&s.lease_owner)
+    .execute(store.pool())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Why a funding signature was not recorded.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FundingRefused {
+    NotFound,
+    /// The session is past waiting for funding.
+    WrongState(String),
+    /// Another session already names this transaction.
+    AlreadyUsed,
+}
+
+/// Can `s` take a funding signature: waiting for one, or failed at expiry without one (a late
+/// funding is then refunded).
+pub fn takes_funding(s: &Session) -> bool {
+    s.state == state::AWAITING_FUNDING
+        || (s.state == state::FAILED && s.reason.as_deref() == Some(EXPIRED) && s.funding_tx_sig.is_none())
+}
+
+/// The `reason` of a session that expired.
+pub const EXPIRED: &str = "expired";
+
+/// Records the enclave-checked funding of a session that takes one, in one step (so a
+/// signature funds one session only), moving it to `next` (`funded`, or `refunding` when it
+/// came after expiry) and taking it from any worker that held it.
+pub async fn record_funding(
+    store: &Store,
+    id: &str,
+    signature: &str,
+    next: &str,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<Result<Session, FundingRefused>, StoreError> {
+    let done = sqlx::query(
+        "UPDATE swap_sessions SET funding_tx_sig = $1, state = $2, reason = $3, funded_at = $4, attempts = 0, \
+         updated_at = $4, lease_until = 0, lease_owner = NULL WHERE id = $5 AND funding_tx_sig IS NULL AND \
+         (state = $6 OR (state = $7 AND reason = $8))",
+    )
+    .bind(signature)
+    .bind(next)
+    .bind(reason)
+    .bind(now)
+    .bind(id)
+    .bind(state::AWAITING_FUNDING)
+    .bind(state::FAILED)
+    .bind(EXPIRED)
+    .execute(store.pool())
+    .await
+    .map_err(StoreError::from);
+    let refused = match done {
+        Ok(r) if r.rows_affected() == 1 => return Ok(get(store, id).await?.ok_or(FundingRefused::NotFound)),
+        Ok(_) => match get(store, id).await? {
+            None => FundingRefused::NotFound,
+            Some(s) if s.funding_tx_sig.as_deref() == Some(signature) => return Ok(Ok(s)),
+            Some(s) => FundingRefused::WrongState(s.state),
+        },
+        Err(e) if is_unique_violation(&e) => FundingRefused::AlreadyUsed,
+        Err(e) => return Err(e),
+    };
+    Ok(Err(refused))
+}
+
+/// The session that recorded `signature` as its funding, if any.
+pub async fn funded_by(store: &Store, signature: &str) -> Result<Option<String>, StoreError> {
+    let row = sqlx::query("SELECT id FROM swap_sessions WHERE funding_tx_sig = $1")
+        .bind(signature)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(row.map(|r| r.try_get("id")).transpose()?)
+}
+
+/// Takes one session a worker should advance (not held, and not waiting for a retry) and
+/// holds it for `lease_secs` under a fresh token. Sessions still waiting for funding are
+/// taken once they expired, to fail them (or refund what arrived).
+pub async fn claim(store: &Store, now: i64, lease_secs: i64) -> Result<Option<Session>, StoreError> {
+    let working: Vec<String> = state::WORKING.iter().map(|s| format!("'{s}'")).collect();
+    let token = random_hex(16);
+    let row = sqlx::query(&format!(
+        "UPDATE swap_sessions SET lease_until = $1, lease_owner = $2 WHERE id = (SELECT id FROM swap_sessions WHERE \
+         lease_until <= $3 AND (state IN ({}) OR (state = '{}' AND expires_at < $3)) ORDER BY updated_at LIMIT 1) \
+         AND lease_until <= $3 RETURNING {COLUMNS}",
+        working.join(", "),
+        state::AWAITING_FUNDING
+    ))
+    .bind(now + lease_secs)
+    .bind(&token)
+    .bind(now)
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(row.as_ref().map(from_row).transpose()?)
+}
+
+/// Fundings of `amount` of `mint` since `since` (unix seconds): the anonymity set.
+pub async fn fundings(store: &Store, mint: &str, amount: &str, since: i64) -> Result<i64, StoreError> {
+    let row =
+        sqlx::query("SELECT COUNT(*) AS n FROM swap_sessions WHERE from_mint = $1 AND amount = $2 AND funded_at >= $3")
+            .bind(mint)
+            .bind(amount)
+            .bind(since)
+            .fetch_one(store.pool())
+            .await?;
+    Ok(row.try_get("n")?)
+}
+
+/// `n` random bytes as hex (lease tokens, session ids).
+pub fn random_hex(n: usize) -> String {
+    use rand_core::{OsRng, RngCore};
+    let mut bytes = vec![0u8; n];
+    OsRng.fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}

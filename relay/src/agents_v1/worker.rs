@@ -1,0 +1,323 @@
+//! Session workers: each takes one session at a time under a lease, does one step of its
+//! state machine (docs/swaps.md), saves, and lets it go. A step that signs records the signed
+//! transaction before anything sends it; sending it again is harmless (same bytes), so a relay
+//! killed at any point resends or rebuilds when it, or another relay, takes the session again.
+//!
+//! A signed transaction is abandoned only when the chain says it cannot land: it failed on
+//! chain, or its blockhash expired unseen. Until then it is resent, never replaced, so a
+//! session never has two live transactions.
+
+use std::time::Duration;
+
+use chain::{Chain, ChainError, Commitment, Confirmation};
+use shared::swap::{StepAnswer, StepRequest};
+use shared::wire::codes;
+
+use super::sessions::{self, Pending, Session, state};
+use super::{Agents, enclave};
+use crate::error::RelayError;
+use crate::state::App;
+
+/// How often an idle worker looks for work (a funded session wakes one at once).
+const IDLE_POLL: Duration = Duration::from_millis(250);
+/// Longest wait before a retry.
+const MAX_BACKOFF_SECS: i64 = 30;
+/// Wait after an outage (the enclave, the chain or the database did not answer). Outages do
+/// not count as attempts: only refusals and failed transactions lead to a refund.
+const OUTAGE_RETRY_SECS: i64 = 2;
+
+/// The kinds of transaction a session signs.
+mod kind {
+    pub const SWAP: &str = "swap";
+    pub const DELIVER: &str = "deliver";
+    pub const REFUND: &str = "refund";
+}
+
+/// Wakes one idle worker (a session just became workable).
+pub fn wake(app: &App) {
+    if let Some(agents) = &app.agents {
+        agents.wake.notify_one();
+    }
+}
+
+pub async fn run(app: App) {
+    let Some(agents) = app.agents.as_ref() else { return };
+    let lease = agents.config.lease_secs as i64;
+    loop {
+        match sessions::claim(&app.store, crate::unix_now(), lease).await {
+            Ok(Some(session)) => {
+                advance(&app, agents, session).await;
+                continue;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "could not look for swap work"),
+        }
+        tokio::select! {
+            _ = agents.wake.notified() => {}
+            _ = tokio::time::sleep(IDLE_POLL) => {}
+        }
+    }
+}
+
+/// When a session is to be taken again.
+enum Next {
+    Now,
+    /// After this many seconds.
+    Later(i64),
+}
+
+async fn advance(app: &App, agents: &Agents, mut s: Session) {
+    let before = s.state.clone();
+    let next = match step(app, agents, &mut s).await {
+        Ok(next) => next,
+        Err(e) => {
+            // The enclave, the chain or the database did not answer: the same step again,
+            // later. Nothing was recorded, so nothing is lost.
+            tracing::warn!(session = %s.id, state = %s.state, error = %e, "swap step will be retried");
+            Next::Later(OUTAGE_RETRY_SECS)
+        }
+    };
+    let now = crate::unix_now();
+    let retry_at = match next {
+        Next::Now => 0,
+        Next::Later(secs) => now + secs,
+    };
+    match sessions::save(&app.store, &s, now, retry_at).await {
+        Ok(true) if before != s.state => {
+            tracing::info!(session = %s.id, from = %before, to = %s.state, "swap session moved");
+            crate::failpoint::hit(&format!("swap:saved:{}", s.state));
+        }
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(session = %s.id, "lost the session's lease; its next holder redoes the step"),
+        Err(e) => tracing::error!(session = %s.id, error = %e, "swap session not saved; the step is redone"),
+    }
+}
+
+fn backoff(attempts: i64) -> i64 {
+    (1i64 << attempts.clamp(0, 5)).min(MAX_BACKOFF_SECS)
+}
+
+async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
+    if s.pending.is_some() {
+        return land(agents, s).await;
+    }
+    match s.state.as_str() {
+        state::AWAITING_FUNDING => expire(agents, s).await,
+        state::FUNDED => swap(app, agents, s).await,
+        state::SWAPPED => deliver(app, s).await,
+        state::DELIVERED => attest(app, s).await,
+        state::REFUNDING => refund(app, s).await,
+        // SWAPPING and DELIVERING always have a pending transaction; anything else is not
+        // ours to move.
+        _ => Ok(Next::Later(MAX_BACKOFF_SECS)),
+    }
+}
+
+/// The enclave's step on this session's sealed key.
+async fn ask(app: &App, s: &Session, request: impl FnOnce(String) -> StepRequest) -> Result<StepAnswer, RelayError> {
+    let object = crate::enclaves::objects::load(&app.store, &s.object_id).await?.ok_or(RelayError::Internal)?;
+    enclave::step(&app.enclaves, &request(object.blob)).await
+}
+
+/// The code of an enclave refusal, if that is what `e` is.
+fn refusal(e: &RelayError) -> Option<&'static str> {
+    match e {
+        RelayError::Enclave { code, .. } => Some(code),
+        _ => None,
+    }
+}
+
+/// Records a transaction the enclave signed, to be sent by the next step.
+fn record(s: &mut Session, kind: &str, answer: StepAnswer) -> Result<(), RelayError> {
+    let (Some(transaction), Some(signature), Some(height)) =
+        (answer.transaction, answer.signature, answer.last_valid_block_height)
+    else {
+        return Err(RelayError::EnclaveAnswer("the enclave's step answer lacks its transaction"));
+    };
+    crate::failpoint::hit(&format!("swap:{kind}:signed"));
+    match kind {
+        kind::SWAP => s.swap_tx_sig = Some(signature.clone()),
+        kind::DELIVER => s.final_tx_sig = Some(signature.clone()),
+        _ => s.refund_tx_sig = Some(signature.clone()),
+    }
+    s.pending = Some(Pending { kind: kind.into(), transaction, signature, last_valid_block_height: height as i64 });
+    Ok(())
+}
+
+fn fail_to(s: &mut Session, next: &str, reason: &str) -> Next {
+    s.state = next.into();
+    s.reason = Some(reason.into());
+    s.attempts = 0;
+    Next::Now
+}
+
+/// An unfunded session past its expiry. Once the funding handed out can no longer land, a
+/// session key that holds input anyway (funded, never executed) is refunded; else it failed.
+async fn expire(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
+    let height = agents.chain.block_height().await.map_err(RelayError::Chain)?;
+    if height <= s.funding_valid_height as u64 {
+        return Ok(Next::Later(2));
+    }
+    let key = shared::address::Address::parse(&s.ephemeral).ok_or(RelayError::Internal)?;
+    let mint = shared::address::Address::parse(&s.from_mint).ok_or(RelayError::Internal)?;
+    let held = agents
+        .chain
+        .token_balance(&shared::swap::funding::token_account(&key, &mint))
+        .await
+        .map_err(RelayError::Chain)?;
+    let next = if held.unwrap_or(0) > 0 { state::REFUNDING } else { state::FAILED };
+    Ok(fail_to(s, next, sessions::EXPIRED))
+}
+
+async fn swap(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
+    match ask(app, s, |blob| StepRequest::Swap { blob }).await {
+        Ok(answer) => {
+            record(s, kind::SWAP, answer)?;
+            s.state = state::SWAPPING.into();
+            Ok(Next::Now)
+        }
+        // The input is gone: a swap landed that was not recorded as landed. Deliver sweeps
+        // whatever the key holds.
+        Err(e) if refusal(&e) == Some(codes::NOTHING_TO_DO) => {
+            s.state = state::SWAPPED.into();
+            Ok(Next::Now)
+        }
+        Err(e) => match refusal(&e) {
+            Some(code @ (codes::ROUTER_ERROR | codes::SLIPPAGE_EXCEEDED | codes::ROUTER_TRANSACTION_REFUSED)) => {
+                s.attempts += 1;
+                tracing::info!(session = %s.id, code, attempt = s.attempts, "the router's swap was refused");
+                if s.attempts >= i64::from(agents.config.max_attempts) {
+                    return Ok(fail_to(s, state::REFUNDING, code));
+                }
+                Ok(Next::Later(backoff(s.attempts)))
+            }
+            _ => Err(e),
+        },
+    }
+}
+
+async fn deliver(app: &App, s: &mut Session) -> Result<Next, RelayError> {
+    match ask(app, s, |blob| StepRequest::Deliver { blob }).await {
+        Ok(answer) => {
+            record(s, kind::DELIVER, answer)?;
+            s.state = state::DELIVERING.into();
+            Ok(Next::Now)
+        }
+        Err(e) if refusal(&e) == Some(codes::NOTHING_TO_DO) => Ok(fail_to(s, state::REFUNDING, "nothing_to_deliver")),
+        Err(e) => Err(e),
+    }
+}
+
+async fn refund(app: &App, s: &mut Session) -> Result<Next, RelayError> {
+    match ask(app, s, |blob| StepRequest::Refund { blob }).await {
+        Ok(answer) => {
+            record(s, kind::REFUND, answer)?;
+            Ok(Next::Now)
+        }
+        // Nothing left to give back (an expired session whose funding never came, or a
+        // refund that landed): the session ends, its reason kept.
+        Err(e) if refusal(&e) == Some(codes::NOTHING_TO_DO) => {
+            s.state = state::FAILED.into();
+            Ok(Next::Now)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Sends the recorded transaction (again) and waits for the chain's verdict.
+async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
+    let pending = s.pending.clone().ok_or(RelayError::Internal)?;
+    let bytes = shared::b64::decode(&pending.transaction).map_err(|_| RelayError::Internal)?;
+    let wait = Duration::from_secs(agents.config.timeout_secs.min(agents.config.lease_secs / 2).max(1));
+    let wait = match agents.chain.send_transaction(&bytes).await {
+        Ok(_) | Err(ChainError::AlreadyProcessed) => wait,
+        // Refused before broadcast (a failed simulation, a stale blockhash): it may still be
+        // on chain from an earlier send, so ask, briefly.
+        Err(ChainError::Unreachable(e)) => return Err(RelayError::Chain(ChainError::Unreachable(e))),
+        Err(e) => {
+            tracing::info!(session = %s.id, kind = %pending.kind, error = %e, "transaction refused by the node");
+            Duration::from_secs(1)
+        }
+    };
+    crate::failpoint::hit(&format!("swap:{}:sent", pending.kind));
+    let verdict = chain::confirm(
+        &agents.chain,
+        &pending.signature,
+        pending.last_valid_block_height as u64,
+        Commitment::Confirmed,
+        wait,
+    )
+    .await
+    .map_err(RelayError::Chain)?;
+    match verdict {
+        Confirmation::Confirmed => {
+            s.pending = None;
+            s.attempts = 0;
+            s.state = match pending.kind.as_str() {
+                kind::SWAP => state::SWAPPED,
+                kind::DELIVER => state::DELIVERED,
+                _ => state::FAILED,
+            }
+            .into();
+            Ok(Next::Now)
+        }
+        Confirmation::Failed(_) | Confirmation::Expired => {
+            tracing::info!(session = %s.id, kind = %pending.kind, ?verdict, "transaction did not land; rebuilding");
+            s.pending = None;
+            s.attempts += 1;
+            let exhausted = s.attempts >= i64::from(agents.config.max_attempts);
+            match pending.kind.as_str() {
+                kind::SWAP => {
+                    s.swap_tx_sig = None;
+                    if exhausted {
+                        return Ok(fail_to(s, state::REFUNDING, "swap_failed"));
+                    }
+                    s.state = state::FUNDED.into();
+                }
+                kind::DELIVER => {
+                    s.final_tx_sig = None;
+                    if exhausted {
+                        return Ok(fail_to(s, state::REFUNDING, "delivery_failed"));
+                    }
+                    s.state = state::SWAPPED.into();
+                }
+                // A refund is rebuilt until one lands.
+                _ => s.refund_tx_sig = None,
+            }
+            Ok(Next::Later(backoff(s.attempts)))
+        }
+        Confirmation::TimedOut => Ok(Next::Later(1)),
+    }
+}
+
+/// The enclave checks the delivery on chain and signs the receipt; the relay commits it.
+async fn attest(app: &App, s: &mut Session) -> Result<Next, RelayError> {
+    if s.attestation_tx_sig.is_none() {
+        let (Some(funding), Some(last)) = (s.funding_tx_sig.clone(), s.final_tx_sig.clone()) else {
+            return Err(RelayError::Internal);
+        };
+        let answer =
+            ask(app, s, |blob| StepRequest::Attest { blob, funding_tx_sig: funding, final_tx_sig: last }).await?;
+        let receipt =
+            answer.receipt.ok_or(RelayError::EnclaveAnswer("the enclave's attest answer lacks its receipt"))?;
+        if receipt.session_id != s.id || receipt.verify(app.commits.program_id()).is_err() {
+            return Err(RelayError::EnclaveAnswer("the enclave's swap receipt does not verify"));
+        }
+        let commit = app.commits.commit_swap(&receipt, crate::unix_now()).await.map_err(|e| {
+            tracing::error!(session = %s.id, error = %e, "swap receipt not committed");
+            RelayError::Internal
+        })?;
+        crate::failpoint::hit("swap:receipt:committed");
+        // The commit stored the receipt on the row; keep this copy in step with it.
+        let stored = sessions::get(&app.store, &s.id).await?.ok_or(RelayError::Internal)?;
+        s.receipt_json = stored.receipt_json;
+        s.attestation_address = stored.attestation_address;
+        s.attestation_tx_sig = Some(commit);
+    }
+    let receipt: shared::swap::SwapReceipt =
+        serde_json::from_str(s.receipt_json.as_deref().unwrap_or_default()).map_err(|_| RelayError::Internal)?;
+    s.actual_out = Some(receipt.actual_out);
+    s.state = state::SETTLED.into();
+    s.reason = None;
+    Ok(Next::Now)
+}

@@ -1,0 +1,98 @@
+//! `GET /api/v1/deposits/address` and `GET /api/v1/deposits` (scope `account`).
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::extract::{Query, State};
+use axum::http::HeaderMap;
+use serde::Serialize;
+
+use super::addresses;
+use super::records::{self, DepositRecord};
+use crate::error::{ErrorBody, RelayError};
+use crate::state::App;
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DepositAddress {
+    pub key_id: String,
+    /// The wallet to send to (its token account of the mint receives the tokens). A key only
+    /// the enclave holds.
+    pub owner: String,
+    pub network: String,
+    pub token_accounts: Vec<TokenAccount>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenAccount {
+    pub mint: String,
+    pub currency: String,
+    /// The owner's associated token account of the mint.
+    pub token_account: String,
+    /// Base units below which a deposit is not credited.
+    pub min_amount: String,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DepositList {
+    pub key_id: String,
+    pub deposits: Vec<DepositRecord>,
+}
+
+fn enabled(app: &App) -> Result<(), RelayError> {
+    match app.deposits.config.enabled() {
+        true => Ok(()),
+        false => Err(RelayError::NotFound("deposits are not configured on this relay")),
+    }
+}
+
+#[utoipa::path(get, path = "/api/v1/deposits/address", tag = "billing",
+    summary = "The key's deposit address: a wallet whose key only the enclave holds, and its token account per accepted mint",
+    security(("ApiKey" = [])),
+    responses((status = 200, body = DepositAddress), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+              (status = 404, description = "Deposits are not configured", body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn address(State(app): State<App>, headers: HeaderMap) -> Result<Json<DepositAddress>, RelayError> {
+    let key_id = app.keys.check(&headers, "account").await?.key_id;
+    enabled(&app)?;
+    let owner = addresses::owner_of(&app, &key_id).await?;
+    let owner_address = shared::address::Address::parse(&owner).ok_or(RelayError::Internal)?;
+    let token_accounts = app
+        .deposits
+        .config
+        .accepted()
+        .into_iter()
+        .map(|(mint, m)| TokenAccount {
+            mint: mint.to_string(),
+            currency: m.currency.clone(),
+            token_account: shared::swap::funding::token_account(&owner_address, &mint).to_string(),
+            min_amount: m.min_amount.to_string(),
+        })
+        .collect();
+    let network = app.deposits.config.network.clone().unwrap_or_else(|| "mainnet".into());
+    Ok(Json(DepositAddress { key_id, owner, network, token_accounts }))
+}
+
+#[utoipa::path(get, path = "/api/v1/deposits", tag = "billing", summary = "The key's deposits, newest first, with their state",
+    security(("ApiKey" = [])), params(("limit" = Option<u32>, Query, description = "1 to 200 (default 50)", minimum = 1, maximum = 200)),
+    responses((status = 200, body = DepositList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn list(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<DepositList>, RelayError> {
+    let key_id = app.keys.check(&headers, "account").await?.key_id;
+    enabled(&app)?;
+    let limit = match query.get("limit") {
+        None => 50,
+        Some(l) => l
+            .parse::<i64>()
+            .ok()
+            .filter(|l| (1..=200).contains(l))
+            .ok_or_else(|| RelayError::BadRequest("limit must be an integer between 1 and 200".into()))?,
+    };
+    let deposits = records::of_key(&app.store, &key_id, limit).await?;
+    Ok(Json(DepositList { key_id, deposits }))
+}

@@ -1,0 +1,24 @@
+//! Money: prepaid balances and their journal, per-call and per-token metering, the free
+//! trial, usage rows, deposits and rate limits.
+
+pub mod balances;
+pub mod deposits;
+pub mod metering;
+pub mod rate_limit;
+pub mod routes;
+
+use crate::error::RelayError;
+use balances::BillingError;
+
+impl From<BillingError> for RelayError {
+    fn from(e: BillingError) -> Self {
+        match e {
+            BillingError::Insufficient => RelayError::InsufficientBalance,
+            BillingError::Store(e) => e.into(),
+            other => {
+                tracing::error!(error = %other, "billing error");
+                RelayError::Internal
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Reading a request body: once, with a cap. An oversized body is read on (to a bound, for a
+//! short while) and dropped before the 413 goes out, so the client finishes sending and reads
+//! the answer instead of a reset connection.
+
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use http_body_util::BodyExt;
+use shared::envelope::MAX_ENVELOPE_JSON;
+
+use crate::error::RelayError;
+
+/// Largest private-route body: the largest envelope plus room for the other fields.
+pub const MAX_PRIVATE_BODY: usize = MAX_ENVELOPE_JSON + 4096;
+/// Largest body of the small JSON routes (sign-in, key management, swaps).
+pub const MAX_SMALL_BODY: usize = 64 * 1024;
+/// How much of an oversized body is read and dropped, at most, and for how long.
+const DRAIN_BYTES: usize = 16 << 20;
+const DRAIN_TIME: Duration = Duration::from_secs(2);
+
+/// The whole body, or `payload_too_large` past `limit`.
+pub async fn read(body: Body, limit: usize) -> Result<Bytes, RelayError> {
+    let mut body = body;
+    let mut collected = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else { return Err(RelayError::BadRequest("the request body was cut short".into())) };
+        let Ok(data) = frame.into_data() else { continue };
+        if collected.len() + data.len() > limit {
+            drain(body, collected.len() + data.len()).await;
+            return Err(RelayError::PayloadTooLarge(limit));
+        }
+        collected.extend_from_slice(&data);
+    }
+    Ok(Bytes::from(collected))
+}
+
+async fn drain(mut body: Body, mut seen: usize) {
+    let _ = tokio::time::timeout(DRAIN_TIME, async {
+        while seen < DRAIN_BYTES {
+            match body.frame().await {
+                Some(Ok(frame)) => seen += frame.data_ref().map_or(0, |d| d.len()),
+                _ => break,
+            }
+        }
+    })
+    .await;
+}

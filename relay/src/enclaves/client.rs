@@ -1,0 +1,61 @@
+//! The relay's client for the enclave's internal API. It moves bytes; it never parses a
+//! prompt or a reply (it cannot: they are ciphertext).
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+
+/// What the enclave answered.
+pub struct EnclaveAnswer {
+    pub status: u16,
+    pub body: Bytes,
+}
+
+#[derive(Clone)]
+pub struct EnclaveClient {
+    http: reqwest::Client,
+    pub endpoint: String,
+}
+
+/// The enclave did not answer (connection refused, reset, timed out).
+#[derive(Debug)]
+pub struct Unreachable;
+
+impl EnclaveClient {
+    pub fn new(endpoint: &str, timeout: Duration) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .expect("static reqwest configuration is valid");
+        EnclaveClient { http, endpoint: endpoint.trim_end_matches('/').to_string() }
+    }
+
+    /// The error a caller answers when this enclave did not.
+    pub fn unreachable(&self) -> crate::error::RelayError {
+        crate::error::RelayError::TeeUnreachable { endpoint: self.endpoint.clone() }
+    }
+
+    pub async fn get(&self, path: &str) -> Result<EnclaveAnswer, Unreachable> {
+        let response = self.http.get(format!("{}{path}", self.endpoint)).send().await.map_err(|_| Unreachable)?;
+        Self::answer(response).await
+    }
+
+    pub async fn post_json(&self, path: &str, body: Bytes) -> Result<EnclaveAnswer, Unreachable> {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.endpoint))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|_| Unreachable)?;
+        Self::answer(response).await
+    }
+
+    async fn answer(response: reqwest::Response) -> Result<EnclaveAnswer, Unreachable> {
+        let status = response.status().as_u16();
+        let body = response.bytes().await.map_err(|_| Unreachable)?;
+        Ok(EnclaveAnswer { status, body })
+    }
+}

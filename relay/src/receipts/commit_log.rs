@@ -1,0 +1,223 @@
+//! The receipt commit log (the embedded ledger): an append-only log of receipt commits, each a
+//! Solana-format transaction signed by the relay's ledger key and chained to the previous one
+//! (`shared::ledger`), stored in the same database transaction as the receipt it commits. It
+//! records receipts, not money.
+
+use std::io::Write;
+use std::path::Path;
+
+use ed25519_dalek::SigningKey;
+use rand_core::{OsRng, RngCore};
+use shared::address::Address;
+use shared::keys::PromptHash;
+use shared::receipt::Receipt;
+use shared::swap::SwapReceipt;
+use sqlx::Row;
+use zeroize::Zeroizing;
+
+use crate::store::{Store, StoreError, is_busy_snapshot, is_unique_violation};
+
+pub struct CommitLog {
+    key: SigningKey,
+    program_id: Address,
+    store: Store,
+    /// SQLite allows one writer; serialise commits in this process instead of failing on
+    /// lock upgrades. Several relays on PostgreSQL are kept consistent by the unique `seq`.
+    write_lock: tokio::sync::Mutex<()>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    #[error("ledger key file {0}: {1}")]
+    KeyFile(String, std::io::Error),
+    #[error("ledger key file {0} must hold exactly 32 bytes")]
+    KeyLength(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("a receipt for this ciphertext is already committed")]
+    Duplicate,
+    #[error("the receipt is malformed")]
+    Malformed,
+}
+
+/// Loads the ledger key, creating it (mode 0600) on first start.
+pub fn load_or_create_key(path: &Path) -> Result<SigningKey, CommitError> {
+    let shown = path.display().to_string();
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let bytes = Zeroizing::new(bytes);
+            let seed: &[u8; 32] = bytes.as_slice().try_into().map_err(|_| CommitError::KeyLength(shown))?;
+            Ok(SigningKey::from_bytes(seed))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut seed = Zeroizing::new([0u8; 32]);
+            OsRng.fill_bytes(seed.as_mut());
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| CommitError::KeyFile(shown.clone(), e))?;
+            }
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut file = options.open(path).map_err(|e| CommitError::KeyFile(shown.clone(), e))?;
+            file.write_all(seed.as_ref()).map_err(|e| CommitError::KeyFile(shown.clone(), e))?;
+            Ok(SigningKey::from_bytes(&seed))
+        }
+        Err(e) => Err(CommitError::KeyFile(shown, e)),
+    }
+}
+
+impl CommitLog {
+    pub fn new(key: SigningKey, program_id: Address, store: Store) -> Self {
+        CommitLog { key, program_id, store, write_lock: tokio::sync::Mutex::new(()) }
+    }
+
+    /// The ledger's public key (the fee payer of every commit).
+    pub fn public_key(&self) -> [u8; 32] {
+        self.key.verifying_key().to_bytes()
+    }
+
+    pub fn program_id(&self) -> &Address {
+        &self.program_id
+    }
+
+    /// The public link of a commit: its lookup on this relay.
+    pub fn explorer_url(&self, public_url: &str, signature: &str) -> String {
+        format!("{public_url}/attestation/by-tx/{signature}")
+    }
+
+    /// Stores `receipt` and commits it; returns the commit's transaction id.
+    pub async fn commit(&self, receipt: &Receipt, prompt_hash: &PromptHash, now: i64) -> Result<String, CommitError> {
+        let receipt_json = serde_json::to_string(receipt).expect("receipt serialises");
+        self.append(prompt_hash, Record::Chat { receipt, json: &receipt_json }, now).await
+    }
+
+    /// Stores a settled swap session's receipt on its session row and commits the sha256 of
+    /// its signed message; returns the commit's transaction id. Idempotent: a session whose
+    /// receipt is already committed keeps it and gets its commit id back.
+    pub async fn commit_swap(&self, receipt: &SwapReceipt, now: i64) -> Result<String, CommitError> {
+        let message = receipt.message().map_err(|_| CommitError::Malformed)?;
+        let digest = PromptHash(shared::sha256(&message));
+        let json = serde_json::to_string(receipt).expect("receipt serialises");
+        match self.append(&digest, Record::Swap { receipt, json: &json }, now).await {
+            Err(CommitError::Duplicate) => {
+                let row = sqlx::query("SELECT attestation_tx_sig FROM swap_sessions WHERE id = $1")
+                    .bind(&receipt.session_id)
+                    .fetch_optional(self.store.pool())
+                    .await
+                    .map_err(StoreError::from)?;
+                let existing: Option<String> =
+                    row.map(|r| r.try_get("attestation_tx_sig")).transpose().map_err(StoreError::from)?.flatten();
+                existing.ok_or(CommitError::Duplicate)
+            }
+            other => other,
+        }
+    }
+
+    async fn append(&self, digest: &PromptHash, record: Record<'_>, now: i64) -> Result<String, CommitError> {
+        let _guard = self.write_lock.lock().await;
+        for _ in 0..32 {
+            let mut tx = self.store.begin().await?;
+            let last = self.store.last_commit(&mut tx).await?;
+            let (seq, blockhash) = match last {
+                Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),
+                None => (0, [0u8; 32]),
+            };
+            let (bytes, commit) = shared::ledger::build(&self.key, &self.program_id, &blockhash, digest);
+            let id = commit.id();
+            let inserted = match self.store.insert_commit(&mut tx, seq, &id, &bytes, now).await {
+                Ok(()) => record.store(&self.store, &mut tx, &id, now).await,
+                Err(e) => Err(e),
+            };
+            match inserted {
+                Ok(true) => match tx.commit().await {
+                    Ok(()) => return Ok(id),
+                    Err(e) => return Err(CommitError::Store(e.into())),
+                },
+                // The record was already committed (a swap receipt): nothing to append.
+                Ok(false) => return Err(CommitError::Duplicate),
+                Err(e) if is_unique_violation(&e) => {
+                    drop(tx);
+                    // Either another relay took this seq (retry) or the receipt exists.
+                    if record.exists(&self.store).await? {
+                        return Err(CommitError::Duplicate);
+                    }
+                }
+                // SQLite: this transaction read the head, then another connection wrote (a
+                // usage row, a rate window), so it cannot upgrade to a writer: read again.
+                Err(e) if is_busy_snapshot(&e) => {
+                    drop(tx);
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(CommitError::Store(StoreError::Corrupt("could not append a commit after 32 attempts")))
+    }
+}
+
+/// What a commit commits, stored in the same database transaction.
+enum Record<'a> {
+    Chat { receipt: &'a Receipt, json: &'a str },
+    Swap { receipt: &'a SwapReceipt, json: &'a str },
+}
+
+impl Record<'_> {
+    /// Stores the record beside commit `id`; false if a swap session already has its receipt.
+    async fn store(
+        &self,
+        store: &Store,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        id: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        match self {
+            Record::Chat { receipt, json } => {
+                store.insert_receipt(tx, id, &receipt.address, &receipt.encrypted_prompt_hash, json, now).await?;
+                Ok(true)
+            }
+            Record::Swap { receipt, json } => {
+                let done = sqlx::query(
+                    "UPDATE swap_sessions SET receipt_json = $1, attestation_address = $2, attestation_tx_sig = $3, \
+                     updated_at = $4 WHERE id = $5 AND attestation_tx_sig IS NULL",
+                )
+                .bind(*json)
+                .bind(&receipt.address)
+                .bind(id)
+                .bind(now)
+                .bind(&receipt.session_id)
+                .execute(&mut **tx)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+        }
+    }
+
+    async fn exists(&self, store: &Store) -> Result<bool, StoreError> {
+        match self {
+            Record::Chat { receipt, .. } => Ok(store.receipt_by_address(&receipt.address).await?.is_some()),
+            Record::Swap { .. } => Ok(false),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_is_created_once_with_private_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/ledger-key");
+        let a = load_or_create_key(&path).unwrap();
+        let b = load_or_create_key(&path).unwrap();
+        assert_eq!(a.to_bytes(), b.to_bytes());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        std::fs::write(&path, [1u8; 31]).unwrap();
+        assert!(matches!(load_or_create_key(&path), Err(CommitError::KeyLength(_))));
+    }
+}

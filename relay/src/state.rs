@@ -1,0 +1,54 @@
+//! The state every handler shares. Its own module, so subsystems import it without importing
+//! each other's routes.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::accounts::ApiKeys;
+use crate::agents_v1::Agents;
+use crate::billing::rate_limit::RateLimitConfig;
+use crate::enclaves::EnclavePool;
+use crate::plain_agent::PlainAgent;
+use crate::receipts::CommitLog;
+use crate::store::Store;
+use crate::x402::X402;
+
+pub struct AppState {
+    pub enclaves: Arc<EnclavePool>,
+    pub keys: ApiKeys,
+    pub store: Store,
+    pub commits: CommitLog,
+    /// Base of links the relay hands out (`explorerUrl`, x402 resources).
+    pub public_url: String,
+    pub prices: Prices,
+    /// The plaintext `/agent` path (models and tools the relay calls itself).
+    pub plain: PlainAgent,
+    pub free_per_day: u32,
+    pub trusted_proxies: Vec<IpAddr>,
+    pub max_history_turns: u32,
+    pub x402: X402,
+    pub rate_limits: RateLimitConfig,
+    /// The Agent Privacy API, when a chain and a router are configured.
+    pub agents: Option<Agents>,
+    pub discovery: crate::discovery::DiscoveryConfig,
+    /// Deposits from the chain, when configured.
+    pub deposits: crate::billing::deposits::Deposits,
+    /// The OpenAPI documents, built at start.
+    pub openapi: crate::discovery::openapi::Documents,
+}
+
+/// What calls cost, in stablecoin base units.
+#[derive(Debug, Clone)]
+pub struct Prices {
+    /// Catalog id → price per million tokens (chat completions).
+    pub per_million_tokens: BTreeMap<String, u64>,
+    /// One `/agent` call.
+    pub agent_call: u64,
+    /// One `/tee/process` call.
+    pub tee_process_call: u64,
+    /// Currency (other than the stablecoin) → what calls cost in it.
+    pub other: BTreeMap<String, crate::billing::metering::PriceTable>,
+}
+
+pub type App = Arc<AppState>;

@@ -1,0 +1,175 @@
+//! Swap session storage on SQLite, and on PostgreSQL when `DATABASE_URL` is set: one funding
+//! signature funds one session, a lease is held by one worker at a time (two relays claiming
+//! at once never take the same session), a save with a lost lease writes nothing, and a
+//! session's receipt is committed once.
+
+mod common;
+
+use relay::agents_v1::sessions::{self, FundingRefused, Session, state};
+use relay::receipts::CommitLog;
+use relay::store::Store;
+
+fn session(id: &str, expires_at: i64) -> Session {
+    Session {
+        id: id.into(),
+        mode: "oneshot".into(),
+        state: state::AWAITING_FUNDING.into(),
+        wallet_id: None,
+        owner: None,
+        payer: "payer".into(),
+        from_mint: "usdc".into(),
+        to_mint: "tkn".into(),
+        amount: "10000000".into(),
+        destination: "dest".into(),
+        slippage_bps: 50,
+        expected_out: "100".into(),
+        min_out: "99".into(),
+        expires_at,
+        funding_valid_height: 1_000,
+        ephemeral: "eph".into(),
+        object_id: format!("obj-{id}"),
+        commitment_json: "{}".into(),
+        bucketed: true,
+        bucket_label: Some("10 USDC".into()),
+        funding_tx_sig: None,
+        swap_tx_sig: None,
+        final_tx_sig: None,
+        refund_tx_sig: None,
+        actual_out: None,
+        pending: None,
+        reason: None,
+        attempts: 0,
+        receipt_json: None,
+        attestation_address: None,
+        attestation_tx_sig: None,
+        funded_at: None,
+        created_at: 100,
+        updated_at: 100,
+        lease_owner: None,
+    }
+}
+
+async fn lifecycle(store: &Store) {
+    let now = 1_000;
+    sessions::insert(store, &session("a", now + 600)).await.unwrap();
+    sessions::insert(store, &session("b", now + 600)).await.unwrap();
+    // Waiting for funding and not expired: no worker takes it.
+    assert!(sessions::claim(store, now, 30).await.unwrap().is_none());
+
+    // One signature funds one session; the same one again is the same answer.
+    let funded = sessions::record_funding(store, "a", "sig-1", state::FUNDED, None, now).await.unwrap().unwrap();
+    assert_eq!(
+        (funded.state.as_str(), funded.funding_tx_sig.as_deref(), funded.funded_at),
+        (state::FUNDED, Some("sig-1"), Some(now))
+    );
+    assert!(sessions::record_funding(store, "a", "sig-1", state::FUNDED, None, now).await.unwrap().is_ok());
+    assert_eq!(
+        sessions::record_funding(store, "b", "sig-1", state::FUNDED, None, now).await.unwrap().unwrap_err(),
+        FundingRefused::AlreadyUsed
+    );
+    assert_eq!(
+        sessions::record_funding(store, "a", "sig-2", state::FUNDED, None, now).await.unwrap().unwrap_err(),
+        FundingRefused::WrongState(state::FUNDED.into())
+    );
+    assert_eq!(sessions::funded_by(store, "sig-1").await.unwrap().as_deref(), Some("a"));
+    assert_eq!(sessions::fundings(store, "usdc", "10000000", now).await.unwrap(), 1);
+
+    // A worker holds it; nobody else takes it until the lease runs out.
+    let mut held = sessions::claim(store, now, 30).await.unwrap().expect("the funded session");
+    assert_eq!(held.id, "a");
+    assert!(sessions::claim(store, now + 29, 30).await.unwrap().is_none());
+    // The lease ran out and another worker took it: the first one's save writes nothing.
+    let taken = sessions::claim(store, now + 31, 30).await.unwrap().expect("taken over");
+    held.state = state::SWAPPING.into();
+    assert!(!sessions::save(store, &held, now + 32, 0).await.unwrap());
+    assert_eq!(sessions::get(store, "a").await.unwrap().unwrap().state, state::FUNDED);
+    // The holder's save lands and releases it; a retry time keeps it from workers until then.
+    let mut taken = taken;
+    taken.state = state::SWAPPED.into();
+    assert!(sessions::save(store, &taken, now + 33, now + 40).await.unwrap());
+    assert!(sessions::claim(store, now + 39, 30).await.unwrap().is_none());
+    assert_eq!(sessions::claim(store, now + 40, 30).await.unwrap().unwrap().state, state::SWAPPED);
+
+    // An expired session waiting for funding is taken (to close or refund it).
+    sessions::insert(store, &session("c", now)).await.unwrap();
+    let expired = sessions::claim(store, now + 100, 30).await.unwrap().expect("the expired session");
+    assert_eq!(expired.id, "c");
+}
+
+async fn receipts_commit_once(store: &Store) {
+    sessions::insert(store, &session("0f8e4a2c-1b3d-4e5f-8a9b-0c1d2e3f4a5b", 2_000)).await.unwrap();
+    let key = ed25519_dalek::SigningKey::from_bytes(&[5; 32]);
+    let program = shared::address::default_program_id();
+    let log = CommitLog::new(key, program, store.clone());
+    let sig = bs58::encode([3u8; 64]).into_string();
+    let id = shared::swap::parse_uuid("0f8e4a2c-1b3d-4e5f-8a9b-0c1d2e3f4a5b").unwrap();
+    let receipt = shared::swap::SwapReceipt {
+        version: shared::swap::RECEIPT_VERSION.into(),
+        session_id: "0f8e4a2c-1b3d-4e5f-8a9b-0c1d2e3f4a5b".into(),
+        from_mint: shared::address::Address([1; 32]).to_string(),
+        to_mint: shared::address::Address([2; 32]).to_string(),
+        amount_in: "10".into(),
+        actual_out: "20".into(),
+        destination: shared::address::Address([3; 32]).to_string(),
+        ephemeral_pubkey: shared::address::Address([4; 32]).to_string(),
+        funding_tx_sig: sig.clone(),
+        final_tx_sig: sig,
+        timestamp: 1,
+        address: shared::swap::receipt_address(&id, &program).to_string(),
+        enclave_pubkey: String::new(),
+        signature: String::new(),
+    };
+    let first = log.commit_swap(&receipt, 10).await.unwrap();
+    // The step redone later signs again, with a later timestamp.
+    let later = shared::swap::SwapReceipt { timestamp: 2, ..receipt.clone() };
+    let again = log.commit_swap(&later, 11).await.unwrap();
+    assert_eq!(first, again, "a session's receipt is committed once");
+    let stored = sessions::get(store, &receipt.session_id).await.unwrap().unwrap();
+    assert_eq!(stored.attestation_tx_sig.as_deref(), Some(first.as_str()));
+    assert_eq!(stored.attestation_address.as_deref(), Some(receipt.address.as_str()));
+    let kept: shared::swap::SwapReceipt = serde_json::from_str(&stored.receipt_json.unwrap()).unwrap();
+    assert_eq!(kept.timestamp, 1, "the first receipt stays");
+}
+
+/// Two relays on one database claim 20 funded sessions at once: each is taken exactly once.
+async fn concurrent_claims(a: Store, b: Store) {
+    let now = 5_000;
+    for i in 0..20 {
+        let id = format!("p{i}");
+        sessions::insert(&a, &session(&id, now + 600)).await.unwrap();
+        sessions::record_funding(&a, &id, &format!("psig-{i}"), state::FUNDED, None, now).await.unwrap().unwrap();
+    }
+    let take = |store: Store| async move {
+        let mut got = Vec::new();
+        while let Some(s) = sessions::claim(&store, now, 300).await.unwrap() {
+            if s.id.starts_with('p') {
+                got.push(s.id);
+            }
+        }
+        got
+    };
+    let (x, y) = tokio::join!(tokio::spawn(take(a)), tokio::spawn(take(b)));
+    let mut all: Vec<String> = x.unwrap().into_iter().chain(y.unwrap()).collect();
+    all.sort();
+    let mut unique = all.clone();
+    unique.dedup();
+    assert_eq!((all.len(), unique.len()), (20, 20), "{all:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sessions_on_sqlite() {
+    let db = common::sqlite().await;
+    lifecycle(&db.store).await;
+    receipts_commit_once(&db.store).await;
+    concurrent_claims(db.store.clone(), Store::open(&db.url).await.unwrap()).await;
+    db.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sessions_on_postgres() {
+    let Some(db) = common::postgres("swap sessions").await else { return };
+    lifecycle(&db.store).await;
+    receipts_commit_once(&db.store).await;
+    concurrent_claims(db.store.clone(), Store::open(&db.url).await.unwrap()).await;
+    db.finish().await;
+}

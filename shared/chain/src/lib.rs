@@ -1,0 +1,25 @@
+//! Solana JSON-RPC behind a trait, and the swap router's HTTP wire. The I/O side of
+//! `shared::solana`: this crate reads the chain, asks the router, and sends bytes that were
+//! signed elsewhere; it never signs and never holds a key.
+
+mod chain;
+mod confirm;
+mod error;
+mod router;
+mod rpc;
+mod send_error;
+mod types;
+mod wire;
+
+pub use chain::Chain;
+pub use confirm::{Confirmation, confirm};
+pub use error::ChainError;
+pub use router::{Quote, Router, RouterError, SwapTransaction};
+pub use rpc::RpcChain;
+pub use types::{
+    Account, ChainTransaction, Commitment, LatestBlockhash, SignatureInfo, SignatureStatus, TokenBalance,
+    TransactionMeta,
+};
+
+#[cfg(test)]
+mod tests;

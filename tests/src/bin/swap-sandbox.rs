@@ -1,0 +1,61 @@
+//! `swap-sandbox KEYPAIR_FILE`: the local swap world `make run` uses. Starts the local chain
+//! (Surfpool, `tests/chain`), makes two mints with real transactions (a 6-decimal stablecoin
+//! and a 9-decimal token), a pool holding both behind the router stand-in (the Jupiter Swap API
+//! v1 wire, moving real tokens), and a demo payer with 10 SOL and 1,000 of the stablecoin,
+//! whose keypair it writes to KEYPAIR_FILE (Solana CLI format). Prints one JSON line
+//! `{rpcUrl, routerUrl, usdc, token, payer}` and serves until it is stopped (SIGINT or
+//! SIGTERM) or its parent exits. Development only: never part of the service.
+
+use e2e::chain::{LocalChain, address_of, new_key};
+
+const SOL: u64 = 1_000_000_000;
+
+#[tokio::main]
+async fn main() {
+    let Some(keypair_file) = std::env::args().nth(1) else {
+        eprintln!("usage: swap-sandbox KEYPAIR_FILE");
+        std::process::exit(2);
+    };
+    // 5 ms slots: a blockhash lives about a minute, long enough to paste a command.
+    let chain = LocalChain::start_with(&["--slot-time-ms", "5"]);
+    let (usdc, token) = (chain.create_mint(6).await, chain.create_mint(9).await);
+    let pool = chain.create_pool(&[(usdc, 1_000_000 * 1_000_000), (token, 5_000 * SOL)], SOL).await;
+    let (server, _router) = standins::router::start(&chain.rpc_url, pool).await;
+    let payer = new_key();
+    let address = address_of(&payer);
+    chain.fund_sol(&address, 10 * SOL);
+    chain.mint_to(&usdc, &address, 1_000 * 1_000_000).await;
+    let mut bytes = payer.to_bytes().to_vec();
+    bytes.extend_from_slice(&address.0);
+    write_private(&keypair_file, &serde_json::to_string(&bytes).expect("bytes serialise"));
+    let ready = serde_json::json!({
+        "rpcUrl": chain.rpc_url, "routerUrl": server.base_url,
+        "usdc": usdc.to_string(), "token": token.to_string(), "payer": address.to_string(),
+    });
+    println!("{ready}");
+    // Serve until a signal stops the process or the parent that started it exits.
+    let parent = std::os::unix::process::parent_id();
+    let orphaned = async move {
+        while std::os::unix::process::parent_id() == parent {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        }
+    };
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = orphaned => {}
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    drop(server);
+    drop(chain);
+}
+
+fn write_private(path: &str, text: &str) {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    file.write_all(text.as_bytes()).unwrap_or_else(|e| panic!("{path}: {e}"));
+}

@@ -1,0 +1,148 @@
+//! A world for swap tests: the local chain with two mints (a 6-decimal stablecoin and a
+//! 9-decimal token), the router stand-in with a pool of both, and a stack whose relay and
+//! enclave are configured for them. Payers are real keys funded on that chain.
+
+use std::path::PathBuf;
+
+use chain::{Chain, RpcChain};
+use ed25519_dalek::SigningKey;
+use serde_json::{Value, json};
+use shared::address::Address;
+use shared::swap::funding::token_account;
+
+use crate::chain::{LocalChain, address_of, new_key};
+use crate::{Stack, StackOptions};
+
+pub const SOL: u64 = 1_000_000_000;
+/// Pool reserves: a million stablecoins, five thousand tokens.
+pub const POOL_USDC: u64 = 1_000_000 * 1_000_000;
+pub const POOL_TOKEN: u64 = 5_000 * SOL;
+/// Denominations of the stablecoin: 1, 10 and 100.
+pub const USDC_BUCKETS: [u64; 3] = [1_000_000, 10_000_000, 100_000_000];
+
+pub struct SwapWorld {
+    pub chain: LocalChain,
+    pub rpc: RpcChain,
+    /// 6 decimals.
+    pub usdc: Address,
+    /// 9 decimals.
+    pub token: Address,
+    pub router: standins::router::Router,
+    pub router_url: String,
+    _router_server: standins::Running,
+    pub stack: Stack,
+}
+
+/// A funded wallet and its keypair file (Solana CLI format).
+pub struct Wallet {
+    pub key: SigningKey,
+    pub address: Address,
+    pub key_file: PathBuf,
+}
+
+impl SwapWorld {
+    /// Everything up; `agents` is merged into the relay's `agents` section.
+    pub async fn start(agents: Value) -> Self {
+        Self::start_with(agents, json!({})).await
+    }
+
+    /// As [`SwapWorld::start`], with `relay` merged into the relay's configuration.
+    pub async fn start_with(agents: Value, relay: Value) -> Self {
+        Self::start_with_model(agents, relay, None).await
+    }
+
+    /// As [`SwapWorld::start_with`], with a model server (none is called otherwise).
+    pub async fn start_with_model(agents: Value, relay: Value, model_base_url: Option<String>) -> Self {
+        Self::start_full(agents, |_, _, _| relay, model_base_url).await
+    }
+
+    /// As [`SwapWorld::start_with_model`], the relay's extra configuration made from the
+    /// chain's RPC URL and the two mints (stablecoin, token) once they exist.
+    pub async fn start_full(
+        agents: Value,
+        relay: impl FnOnce(&str, &Address, &Address) -> Value,
+        model_base_url: Option<String>,
+    ) -> Self {
+        let chain = LocalChain::start();
+        let rpc = chain.rpc();
+        let (usdc, token) = (chain.create_mint(6).await, chain.create_mint(9).await);
+        let pool = chain.create_pool(&[(usdc, POOL_USDC), (token, POOL_TOKEN)], SOL).await;
+        let (server, router) = standins::router::start(&chain.rpc_url, pool).await;
+        let router_url = server.base_url.clone();
+        let mut section = json!({
+            "rpcUrl": chain.rpc_url,
+            "routerUrl": router_url,
+            "quotePricePerCall": 0,
+            "sessionPricePerCall": 0,
+            "timeoutSecs": 10,
+            "leaseSecs": 15,
+            "mints": {
+                usdc.to_string(): {"symbol": "USDC", "decimals": 6, "buckets": USDC_BUCKETS,
+                                   "minAmount": 100_000, "maxAmount": 1_000_000_000},
+                token.to_string(): {"symbol": "TKN", "decimals": 9, "buckets": [SOL, 10 * SOL],
+                                    "minAmount": 1_000_000, "maxAmount": 1_000 * SOL},
+            },
+        });
+        if let (Some(base), Some(extra)) = (section.as_object_mut(), agents.as_object()) {
+            base.extend(extra.clone());
+        }
+        let relay = relay(&chain.rpc_url, &usdc, &token);
+        let mut relay_config = json!({"agents": section});
+        if let (Some(base), Some(extra)) = (relay_config.as_object_mut(), relay.as_object()) {
+            base.extend(extra.clone());
+        }
+        let options = StackOptions {
+            // No model is called unless one is given.
+            model_base_url: Some(model_base_url.unwrap_or_else(|| "http://127.0.0.1:9/v1".into())),
+            relay: relay_config,
+            enclave: json!({"swaps": {"rpcUrl": chain.rpc_url, "routerUrl": router_url, "timeoutSecs": 10}}),
+            ..StackOptions::default()
+        };
+        // The stack's start blocks (processes, provisioning); the router keeps serving on the
+        // runtime's other threads.
+        let stack = tokio::task::block_in_place(|| Stack::start_with(options));
+        SwapWorld { chain, rpc, usdc, token, router, router_url, _router_server: server, stack }
+    }
+
+    /// A wallet with `lamports` and `usdc` base units of the stablecoin (minted for real).
+    pub async fn payer(&self, lamports: u64, usdc: u64) -> Wallet {
+        let key = new_key();
+        let address = address_of(&key);
+        self.chain.fund_sol(&address, lamports);
+        if usdc > 0 {
+            self.chain.mint_to(&self.usdc, &address, usdc).await;
+        }
+        let mut bytes = key.to_bytes().to_vec();
+        bytes.extend_from_slice(&address.0);
+        let key_file = self.stack.dir.path().join(format!("payer-{address}.json"));
+        std::fs::write(&key_file, serde_json::to_string(&bytes).unwrap()).unwrap();
+        Wallet { key, address, key_file }
+    }
+
+    /// `owner`'s balance of `mint` (0 without an account).
+    pub async fn balance(&self, owner: &Address, mint: &Address) -> u64 {
+        self.rpc.token_balance(&token_account(owner, mint)).await.unwrap().unwrap_or(0)
+    }
+
+    pub async fn lamports(&self, owner: &Address) -> u64 {
+        self.rpc.balance(owner).await.unwrap()
+    }
+
+    /// A client with the stack's API key that verifies the enclave.
+    pub fn client(&self) -> client::Client {
+        self.stack.client()
+    }
+
+    /// The swap request of `payer` for `amount` of the stablecoin into the token, to a fresh
+    /// destination.
+    pub fn request(&self, payer: &Wallet, amount: u64) -> client::swap::OneshotRequest {
+        client::swap::OneshotRequest {
+            payer_pubkey: payer.address.to_string(),
+            from_mint: self.usdc.to_string(),
+            to_mint: self.token.to_string(),
+            amount: amount.to_string(),
+            destination_pubkey: address_of(&new_key()).to_string(),
+            slippage_bps: 100,
+        }
+    }
+}
