@@ -32,7 +32,7 @@ unset KEK
 tools/npm-install.sh tests/chain >/dev/null
 pids=()
 rm -f "$RUN_DIR/sandbox.json"
-target/debug/swap-sandbox "$RUN_DIR/demo-payer.json" >"$RUN_DIR/sandbox.json" 2>"$RUN_DIR/sandbox.log" &
+target/debug/swap-sandbox "$RUN_DIR/demo-payer.json" "$RUN_DIR/x402-fee-payer.json" >"$RUN_DIR/sandbox.json" 2>"$RUN_DIR/sandbox.log" &
 pids+=($!)
 for _ in $(seq 1 300); do
   [ -s "$RUN_DIR/sandbox.json" ] && break
@@ -41,6 +41,9 @@ done
 [ -s "$RUN_DIR/sandbox.json" ] || { echo "the local chain did not start; see $RUN_DIR/sandbox.log (needs Node.js 20+ and npm)"; kill "${pids[@]}"; exit 1; }
 field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$RUN_DIR/sandbox.json" "$1"; }
 RPC_URL=$(field rpcUrl); ROUTER_URL=$(field routerUrl); USDC=$(field usdc); TOKEN=$(field token)
+PAY_TO=$(field payTo)
+# The demo payer's secret key as 64 hex digits, the form the x402 npm client takes.
+PAYER_HEX=$(python3 -c 'import json, sys; print(bytes(json.load(open(sys.argv[1]))[:32]).hex())' "$RUN_DIR/demo-payer.json")
 DESTINATION=$(python3 -c 'import secrets; a="123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"; n=int.from_bytes(secrets.token_bytes(32), "big"); s=""
 while n: n, r = divmod(n, 58); s = a[r] + s
 print(s)')
@@ -74,6 +77,10 @@ cat >"$RUN_DIR/relay.json" <<JSON
     "mints": {"$USDC": {"currency": "usdc", "minAmount": 1000}, "$TOKEN": {"currency": "svc"}}
   },
   "currencyPrices": {"svc": {"agentPricePerCall": 1000000, "teeProcessPricePerCall": 1000000}},
+  "x402": {
+    "rpcUrl": "$RPC_URL", "feePayerKeyFile": "$RUN_DIR/x402-fee-payer.json",
+    "payTo": "$PAY_TO", "asset": "$USDC", "network": "solana-devnet"
+  },
   "models": {
     "gpt-oss:20b": {"endpoint": "http://127.0.0.1:$LLM_PORT/v1", "upstreamModel": "smollm2-135m", "maxTokens": 128}
   }
@@ -157,6 +164,17 @@ cat <<MSG
     target/debug/svc --api-key $API_KEY swap oneshot --payer-key .cache/run/demo-payer.json \\
       --from $USDC --to $TOKEN --amount 10000000 --destination $DESTINATION --rpc-url $RPC_URL
     curl -s "http://127.0.0.1:$RELAY_PORT/agents/v1/anonymity-set?mint=$USDC"
+
+  x402 (docs/billing.md "x402"): pay per call with the real npm client (@x402/fetch), settled
+  on the local chain by the relay's built-in facilitator; the demo payer pays 0.005 USDC for
+  one /agent call (a guest's first 5 calls a day are free and answer without a 402, so the
+  client takes the terms from a priced route's 402, as /.well-known/x402 lists them):
+
+    (tools/npm-install.sh tests/x402-peer; echo '{"prompt":"What is 2+2?","useTools":false}' >/tmp/x402-body.json
+     node tests/x402-peer/pay.mjs --url http://127.0.0.1:$RELAY_PORT/agent \\
+       --terms-from "http://127.0.0.1:$RELAY_PORT/agents/v1/quote?fromMint=$USDC&toMint=$TOKEN&amount=1000000" \\
+       --rpc $RPC_URL --key $PAYER_HEX --allow-asset $USDC --body-file /tmp/x402-body.json --no-replay)
+    curl -s http://127.0.0.1:$RELAY_PORT/.well-known/x402
 
   deposits (docs/billing.md "Deposits"): the key's deposit wallet, whose key only the enclave
   holds, with its token account per accepted mint; a transfer of USDC or TKN (the service

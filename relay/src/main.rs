@@ -91,6 +91,7 @@ async fn run() -> Result<(), String> {
     });
     relay::agents_v1::start(&state);
     relay::billing::deposits::start(&state);
+    relay::x402::start_reconciler(&state);
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;

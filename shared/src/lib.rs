@@ -27,6 +27,8 @@ pub mod solana;
 pub mod swap;
 pub mod time;
 pub mod wire;
+#[cfg(feature = "x402")]
+pub mod x402;
 
 /// sha256 of `data`.
 pub fn sha256(data: &[u8]) -> [u8; 32] {

@@ -180,6 +180,14 @@ impl LocalChain {
         address_of(&mint)
     }
 
+    /// Creates `owner`'s associated token account of `mint` (if missing); returns it.
+    pub async fn create_token_account(&self, owner: &Address, mint: &Address) -> Address {
+        let ata = associated_token::address(owner, mint, &TOKEN_PROGRAM);
+        let ixs = [associated_token::create_idempotent(&self.payer_address(), owner, mint, &TOKEN_PROGRAM)];
+        self.send(&ixs, &[]).await.unwrap();
+        ata
+    }
+
     /// Mints `amount` base units to `owner`'s associated token account (created if missing);
     /// returns that account.
     pub async fn mint_to(&self, mint: &Address, owner: &Address, amount: u64) -> Address {

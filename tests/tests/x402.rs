@@ -8,14 +8,12 @@
 
 use std::path::PathBuf;
 
+use e2e::sealed::{chat_body, open, seal};
 use e2e::{Stack, StackOptions};
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 use serde_json::{Value, json};
 use shared::address::Address;
-use shared::envelope::{self, Envelope, PromptPlaintext};
-use shared::reply::EncryptedResponse;
-use shared::wire::ReplyPlaintext;
 use standins::facilitator::{ExactPayment, Facilitator};
 
 const PATH: &str = "/api/v1/x402/chat/completions";
@@ -71,36 +69,6 @@ fn payer() -> SigningKey {
 
 fn payer_address() -> String {
     Address(payer().verifying_key().to_bytes()).to_string()
-}
-
-/// A prompt sealed to the enclave, and what opens its reply.
-struct Sealed {
-    envelope: Envelope,
-    context: shared::hpke::Context,
-}
-
-async fn seal(stack: &Stack, prompt: &str) -> Sealed {
-    let key: Value = reqwest::get(format!("{}/tee/public-key", stack.relay_url)).await.unwrap().json().await.unwrap();
-    let key: [u8; 32] = shared::b64::decode_array(key["publicKey"].as_str().unwrap()).unwrap();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let plaintext = serde_json::to_vec(&PromptPlaintext::from_prompt(prompt, now)).unwrap();
-    let (envelope, context) = envelope::seal(&key, &plaintext, &mut OsRng).unwrap();
-    Sealed { envelope, context }
-}
-
-fn chat_body(sealed: &Sealed, model: &str) -> Value {
-    json!({"encryptedPrompt": sealed.envelope.to_json_string(), "model": model, "maxTokens": 8})
-}
-
-/// Opens `encryptedResponse` (the JSON text of our `EncryptedResponse`) and checks the receipt
-/// inside is for the ciphertext sent.
-fn open(sealed: &Sealed, body: &Value) -> ReplyPlaintext {
-    let text = body["encryptedResponse"].as_str().expect("encryptedResponse is a string");
-    let encrypted: EncryptedResponse = serde_json::from_str(text).unwrap();
-    let opened = shared::reply::open(&sealed.context, &sealed.envelope.enc, &encrypted).unwrap();
-    let reply: ReplyPlaintext = serde_json::from_slice(&opened).unwrap();
-    assert_eq!(reply.receipt.encrypted_prompt_hash, hex::encode(sealed.envelope.ciphertext_hash()));
-    reply
 }
 
 /// Runs `tests/x402-peer/pay.mjs` (the real npm client) and returns its JSON report.

@@ -1,7 +1,7 @@
 // The real x402 client (@x402/fetch + @x402/svm) paying one POST, then replaying the same
 // payment header by hand. Prints one JSON object on stdout.
 //
-//   node pay.mjs --url URL --rpc RPC_URL --key HEX32 --body-file FILE
+//   node pay.mjs --url URL --rpc RPC_URL --key HEX32 (--body-file FILE | --method GET)
 //                [--x402-version 1|2] [--tamper amount|payTo] [--no-replay]
 //
 // --url          the paid route (e.g. http://127.0.0.1:8787/api/v1/x402/chat/completions)
@@ -9,12 +9,19 @@
 //                mint, getLatestBlockhash); a local stand-in in tests
 // --key          the payer's ed25519 secret key (32 bytes, hex)
 // --body-file    the JSON body to POST
+// --method GET   a GET without a body instead (e.g. /agents/v1/quote?…)
+// --terms-from   a GET route whose 402 carries the same terms: used when --url answers without a
+//                402 (a guest's /agent answers 200 `requiresDeposit` once its free messages are
+//                spent, as the contract says), as a client that read /.well-known/x402 would;
+//                the resource is set to --url.
 // --x402-version 2 (default) answers the server's PAYMENT-REQUIRED header with PAYMENT-SIGNATURE.
 //                1 hides that header from the client, which then reads the v1 JSON body and
 //                pays with X-PAYMENT, as a v1-only client would.
 // --tamper       changes the requirements the client sees before it signs (a lying or broken
 //                402): `amount` pays one base unit less, `payTo` pays another wallet.
 // --no-replay    skip the replay of the payment header.
+// --allow-asset  a mint the client's spend controls accept besides its default assets (a local
+//                chain's stablecoin), capped at 1,000,000 base units per payment.
 //
 // Output: {x402Version, challenge: {status, v1Body, v2Header, schemaValid}, status, paymentHeader:
 // {name, value}, settlement: {name, decoded} | null, body, replay: {status, body, paymentRequired} | null}
@@ -33,12 +40,16 @@ const { values: args } = parseArgs({
     rpc: { type: "string" },
     key: { type: "string" },
     "body-file": { type: "string" },
+    method: { type: "string", default: "POST" },
+    "terms-from": { type: "string" },
+    "allow-asset": { type: "string" },
     "x402-version": { type: "string", default: "2" },
     tamper: { type: "string" },
     "no-replay": { type: "boolean", default: false },
   },
 });
-for (const required of ["url", "rpc", "key", "body-file"]) {
+const isGet = args.method === "GET";
+for (const required of isGet ? ["url", "rpc", "key"] : ["url", "rpc", "key", "body-file"]) {
   if (!args[required]) {
     console.error(`missing --${required}`);
     process.exit(2);
@@ -75,6 +86,12 @@ client.register("solana:*", new ExactSvmScheme(signer, { rpcUrl: args.rpc }));
 for (const network of ["solana", "solana-devnet", "solana-testnet"]) {
   client.registerV1(network, new ExactSvmSchemeV1(signer, { rpcUrl: args.rpc }));
 }
+if (args["allow-asset"]) {
+  const networks = ["solana-devnet", "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"];
+  client.setSpendControls({
+    allowedAssets: networks.map((network) => ({ network, asset: args["allow-asset"], maxAmountPerPayment: "1000000" })),
+  });
+}
 
 const out = { x402Version: version, payer: signer.address, challenge: null, paymentHeader: null };
 
@@ -86,7 +103,18 @@ async function transport(input, init) {
     const value = request.headers.get(name);
     if (value) out.paymentHeader = { name, value };
   }
-  const response = await fetch(request);
+  let response = await fetch(request);
+  if (response.status !== 402 && out.challenge === null && args["terms-from"]) {
+    out.firstAnswer = { status: response.status, body: await readBody(response) };
+    const probe = await fetch(args["terms-from"]);
+    const required = decodeB64Json(probe.headers.get("PAYMENT-REQUIRED"));
+    required.resource = { ...required.resource, url: args.url };
+    const v1 = await probe.json();
+    v1.accepts.forEach((a) => (a.resource = args.url));
+    const headers = new Headers(probe.headers);
+    headers.set("PAYMENT-REQUIRED", encodeB64Json(required));
+    response = new Response(JSON.stringify(v1), { status: 402, headers });
+  }
   if (response.status !== 402 || out.challenge !== null) return response;
   const text = await response.text();
   const v1Body = text ? JSON.parse(text) : null;
@@ -114,9 +142,12 @@ async function transport(input, init) {
 }
 
 const pay = wrapFetchWithPayment(transport, client);
-const requestBody = readFileSync(args["body-file"], "utf8");
-const post = (headers) =>
-  fetch(args.url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: requestBody });
+const requestBody = isGet ? undefined : readFileSync(args["body-file"], "utf8");
+const init = (headers) =>
+  isGet
+    ? { method: "GET", headers }
+    : { method: "POST", headers: { "content-type": "application/json", ...headers }, body: requestBody };
+const post = (headers) => fetch(args.url, init(headers));
 const readBody = async (response) => {
   const text = await response.text();
   try {
@@ -134,11 +165,7 @@ const settlementOf = (response) => {
 };
 
 try {
-  const response = await pay(args.url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: requestBody,
-  });
+  const response = await pay(args.url, init({}));
   out.status = response.status;
   out.settlement = settlementOf(response);
   out.exposeHeaders = response.headers.get("Access-Control-Expose-Headers");

@@ -13,13 +13,18 @@ pub const NETWORKS: [(&str, &str); 3] = [
     ("solana-testnet", "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"),
 ];
 
-/// The `x402` section of the relay configuration (docs/billing.md, "x402"). x402 is on when both
-/// `facilitatorUrl` and `payTo` are set; one without the other is a configuration error.
+/// The `x402` section of the relay configuration (docs/billing.md, "x402"). x402 is on when
+/// `payTo` is set with one facilitator: `facilitatorUrl` (any facilitator over HTTP) or
+/// `rpcUrl` with `feePayerKeyFile` (the built-in one, settling on that chain).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct X402Config {
-    /// Facilitator base URL (`/supported`, `/verify`, `/settle`); none = x402 off.
+    /// Facilitator base URL (`/supported`, `/verify`, `/settle`).
     pub facilitator_url: Option<String>,
+    /// The built-in facilitator's Solana JSON-RPC (instead of `facilitatorUrl`).
+    pub rpc_url: Option<String>,
+    /// The built-in facilitator's fee payer (Solana CLI keypair file); it pays network fees.
+    pub fee_payer_key_file: Option<std::path::PathBuf>,
     /// The wallet (owner, base58) that receives payments; the transfer goes to its associated
     /// token account for `asset`.
     pub pay_to: Option<String>,
@@ -41,6 +46,8 @@ impl Default for X402Config {
     fn default() -> Self {
         X402Config {
             facilitator_url: None,
+            rpc_url: None,
+            fee_payer_key_file: None,
             pay_to: None,
             asset: USDC_MAINNET.into(),
             asset_decimals: 6,
@@ -54,8 +61,12 @@ impl Default for X402Config {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum X402ConfigError {
-    #[error("x402.facilitatorUrl and x402.payTo must be set together (x402 is on only with both)")]
+    #[error("x402 needs x402.payTo and one facilitator: x402.facilitatorUrl, or x402.rpcUrl with x402.feePayerKeyFile")]
     Incomplete,
+    #[error("x402.facilitatorUrl and x402.rpcUrl name two facilitators; set one")]
+    TwoFacilitators,
+    #[error("{0}")]
+    BuiltIn(String),
     #[error("x402.facilitatorUrl must be an http or https URL")]
     BadFacilitatorUrl,
     #[error("x402.payTo is not a base58 32-byte address")]
@@ -72,10 +83,27 @@ pub enum X402ConfigError {
     BadDecimals,
 }
 
+/// Which facilitator verifies and settles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FacilitatorChoice {
+    Url(String),
+    BuiltIn { rpc_url: String, fee_payer_key_file: std::path::PathBuf },
+}
+
+impl FacilitatorChoice {
+    /// How the manifest names it: the URL, or `builtin`.
+    pub fn name(&self) -> String {
+        match self {
+            FacilitatorChoice::Url(url) => url.clone(),
+            FacilitatorChoice::BuiltIn { .. } => "builtin".into(),
+        }
+    }
+}
+
 /// A checked configuration of an enabled x402 layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    pub facilitator_url: String,
+    pub facilitator: FacilitatorChoice,
     pub pay_to: Address,
     pub asset: Address,
     pub asset_decimals: u8,
@@ -103,17 +131,24 @@ impl X402Config {
         if self.asset_decimals > 18 {
             return Err(X402ConfigError::BadDecimals);
         }
-        let (url, pay_to) = match (&self.facilitator_url, &self.pay_to) {
-            (None, None) => return Ok(None),
-            (Some(url), Some(pay_to)) => (url, pay_to),
+        let facilitator = match (&self.facilitator_url, &self.rpc_url, &self.fee_payer_key_file) {
+            (None, None, None) if self.pay_to.is_none() => return Ok(None),
+            (Some(_), Some(_), _) => return Err(X402ConfigError::TwoFacilitators),
+            (Some(url), None, _) => {
+                let parsed = reqwest::Url::parse(url).map_err(|_| X402ConfigError::BadFacilitatorUrl)?;
+                if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+                    return Err(X402ConfigError::BadFacilitatorUrl);
+                }
+                FacilitatorChoice::Url(url.trim_end_matches('/').to_string())
+            }
+            (None, Some(rpc_url), Some(file)) => {
+                FacilitatorChoice::BuiltIn { rpc_url: rpc_url.clone(), fee_payer_key_file: file.clone() }
+            }
             _ => return Err(X402ConfigError::Incomplete),
         };
-        let parsed = reqwest::Url::parse(url).map_err(|_| X402ConfigError::BadFacilitatorUrl)?;
-        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-            return Err(X402ConfigError::BadFacilitatorUrl);
-        }
+        let pay_to = self.pay_to.as_ref().ok_or(X402ConfigError::Incomplete)?;
         Ok(Some(Settings {
-            facilitator_url: url.trim_end_matches('/').to_string(),
+            facilitator,
             pay_to: Address::parse(pay_to).ok_or(X402ConfigError::BadPayTo)?,
             asset,
             asset_decimals: self.asset_decimals,
@@ -161,7 +196,7 @@ mod tests {
     #[test]
     fn enabled_settings_derive_the_caip2_id() {
         let s = on().settings().unwrap().unwrap();
-        assert_eq!(s.facilitator_url, "http://127.0.0.1:9");
+        assert_eq!(s.facilitator, FacilitatorChoice::Url("http://127.0.0.1:9".into()));
         assert_eq!(s.caip2, "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp");
         assert_eq!(s.pay_to.to_string(), PAY_TO);
         assert_eq!(s.price_in_units(), 0.005);
@@ -188,6 +223,21 @@ mod tests {
             (X402Config { max_timeout_seconds: 0, ..on() }, X402ConfigError::ZeroTimeout),
             (X402Config { asset_decimals: 30, ..on() }, X402ConfigError::BadDecimals),
         ];
+        let built_in = X402Config {
+            facilitator_url: None,
+            rpc_url: Some("http://127.0.0.1:8899".into()),
+            fee_payer_key_file: Some("fee-payer.json".into()),
+            ..on()
+        };
+        assert_eq!(built_in.settings().unwrap().unwrap().facilitator.name(), "builtin");
+        assert_eq!(
+            X402Config { fee_payer_key_file: None, ..built_in.clone() }.settings(),
+            Err(X402ConfigError::Incomplete)
+        );
+        assert_eq!(
+            X402Config { facilitator_url: Some("http://127.0.0.1:9".into()), ..built_in }.settings(),
+            Err(X402ConfigError::TwoFacilitators)
+        );
         for (config, want) in cases {
             assert_eq!(config.settings(), Err(want));
         }

@@ -164,7 +164,7 @@ pub async fn handle(State(app): State<App>) -> Response {
             pay_to: settings.map(|s| s.pay_to.to_string()),
             price_per_call: x402.price().to_string(),
             max_timeout_seconds: x402.config.max_timeout_seconds,
-            facilitator: settings.map(|s| s.facilitator_url.clone()),
+            facilitator: settings.map(|s| s.facilitator.name()),
             payment_headers: HeaderNames { v1: "X-PAYMENT", v2: "PAYMENT-SIGNATURE" },
             response_headers: HeaderNames { v1: requirements::X_PAYMENT_RESPONSE, v2: requirements::PAYMENT_RESPONSE },
         },

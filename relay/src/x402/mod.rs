@@ -1,12 +1,14 @@
 //! x402 pay-per-call (contract §4.1, §5.2, §8; docs/billing.md "x402"): a small in-house layer
 //! over the x402 HTTP transport, v1 (`X-PAYMENT`) and v2 (`PAYMENT-SIGNATURE`), SVM `exact`
-//! scheme, with verification and settlement done by a facilitator over HTTP.
+//! scheme, with verification and settlement done by a facilitator: any one over HTTP, or the
+//! built-in one ([`builtin`]) settling on the relay's own chain connection.
 //!
 //! A paid route calls [`X402::verify`]; `Ok(None)` means no payment was sent and the route
 //! answers [`X402::challenge`]. A verified payment is reserved in the database (each payment
 //! is used once), the work runs, and then [`X402::settle`] (success) or [`X402::release`]
 //! (failure: nothing is charged and the same payment may be retried).
 
+pub mod builtin;
 pub mod config;
 pub mod error;
 pub mod facilitator;
@@ -21,12 +23,24 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-pub use config::{Settings, X402Config, X402ConfigError};
+use builtin::BuiltIn;
+pub use config::{FacilitatorChoice, Settings, X402Config, X402ConfigError};
 pub use error::X402Error;
-use facilitator::{Facilitator, Settled, Verdict};
+use facilitator::{Facilitator, FacilitatorError, Settled, Verdict};
 use requirements::{Offer, PAYMENT_RESPONSE, X_PAYMENT_RESPONSE};
 
 use crate::store::Store;
+
+/// Reconciles payments left `sending` (built-in facilitator) at start and every 30 s.
+pub fn start_reconciler(app: &crate::state::App) {
+    let app = app.clone();
+    tokio::spawn(async move {
+        loop {
+            app.x402.reconcile(&app.store).await;
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        }
+    });
+}
 
 /// The `description` of requirements built where the route's own is not known (the refusals
 /// of [`X402::verify`] and [`X402::settle`]).
@@ -36,7 +50,13 @@ pub const DEFAULT_DESCRIPTION: &str = "Private AI inference: one end-to-end encr
 pub struct X402 {
     pub config: X402Config,
     settings: Option<Settings>,
-    facilitator: Option<Facilitator>,
+    backend: Option<Backend>,
+}
+
+/// The facilitator in use.
+enum Backend {
+    Remote(Facilitator),
+    BuiltIn(BuiltIn),
 }
 
 /// A payment the facilitator verified and this relay reserved. Settle or release it.
@@ -97,10 +117,19 @@ impl Settlement {
 impl X402 {
     pub fn new(config: &X402Config) -> Result<Self, X402ConfigError> {
         let settings = config.settings()?;
-        let facilitator = settings
-            .as_ref()
-            .map(|s| Facilitator::new(&s.facilitator_url, Duration::from_secs(s.facilitator_timeout_secs)));
-        Ok(X402 { config: config.clone(), settings, facilitator })
+        let backend = match settings.as_ref() {
+            None => None,
+            Some(s) => {
+                let timeout = Duration::from_secs(s.facilitator_timeout_secs);
+                Some(match &s.facilitator {
+                    FacilitatorChoice::Url(url) => Backend::Remote(Facilitator::new(url, timeout)),
+                    FacilitatorChoice::BuiltIn { rpc_url, fee_payer_key_file } => Backend::BuiltIn(
+                        BuiltIn::new(rpc_url, fee_payer_key_file, timeout).map_err(X402ConfigError::BuiltIn)?,
+                    ),
+                })
+            }
+        };
+        Ok(X402 { config: config.clone(), settings, backend })
     }
 
     /// True when a facilitator and a `payTo` are configured.
@@ -123,8 +152,8 @@ impl X402 {
         self.config.price_per_call as f64 / 10f64.powi(i32::from(self.config.asset_decimals.min(18)))
     }
 
-    fn enabled_parts(&self) -> Result<(&Settings, &Facilitator), X402Error> {
-        match (&self.settings, &self.facilitator) {
+    fn enabled_parts(&self) -> Result<(&Settings, &Backend), X402Error> {
+        match (&self.settings, &self.backend) {
             (Some(s), Some(f)) => Ok((s, f)),
             _ => Err(X402Error::NotConfigured),
         }
@@ -132,9 +161,13 @@ impl X402 {
 
     /// The requirements offered for `resource_url`, with the facilitator's fee payer.
     pub async fn offer(&self, resource_url: &str, description: &str) -> Result<Offer, X402Error> {
-        let (settings, facilitator) = self.enabled_parts()?;
-        let fee_payers =
-            facilitator.fee_payers(settings.network, settings.caip2).await.map_err(X402Error::Facilitator)?;
+        let (settings, backend) = self.enabled_parts()?;
+        let fee_payers = match backend {
+            Backend::Remote(f) => {
+                f.fee_payers(settings.network, settings.caip2).await.map_err(X402Error::Facilitator)?
+            }
+            Backend::BuiltIn(b) => b.fee_payers(),
+        };
         Ok(Offer::new(settings, resource_url, description, &fee_payers))
     }
 
@@ -167,7 +200,7 @@ impl X402 {
         if !headers.contains_key(requirements::X_PAYMENT) && !headers.contains_key(requirements::PAYMENT_SIGNATURE) {
             return Ok(None);
         }
-        let (settings, facilitator) = self.enabled_parts()?;
+        let (settings, backend) = self.enabled_parts()?;
         let offer = self.offer(resource_url, DEFAULT_DESCRIPTION).await?;
         let payment = match payment::from_headers(headers) {
             Ok(Some(p)) => p,
@@ -192,7 +225,10 @@ impl X402 {
         if !replay::reserve(store, &key, resource_url, settings.price, network, now).await? {
             return Err(X402Error::Replay { offer: Box::new(offer) });
         }
-        let verdict = facilitator.verify(payment.version, &payment.payload, &requirements).await;
+        let verdict = match backend {
+            Backend::Remote(f) => f.verify(payment.version, &payment.payload, &requirements).await,
+            Backend::BuiltIn(b) => b.verify(payment.version, &payment.payload, &requirements).await,
+        };
         match verdict {
             Ok(Verdict::Valid { payer }) => Ok(Some(VerifiedPayment {
                 version: payment.version,
@@ -221,9 +257,12 @@ impl X402 {
     /// `SettlementResponse`) and marks the payment settled. A refused or unanswered settlement
     /// marks the payment failed (it is not used again) and nothing may be delivered.
     pub async fn settle(&self, payment: &VerifiedPayment, store: &Store) -> Result<Settlement, X402Error> {
-        let (_, facilitator) = self.enabled_parts()?;
+        let (_, backend) = self.enabled_parts()?;
         let header_name = if payment.version == 1 { X_PAYMENT_RESPONSE } else { PAYMENT_RESPONSE };
-        let answer = facilitator.settle(payment.version, &payment.payload, &payment.requirements).await;
+        let answer = match backend {
+            Backend::Remote(f) => f.settle(payment.version, &payment.payload, &payment.requirements).await,
+            Backend::BuiltIn(b) => Self::settle_built_in(b, payment, store).await,
+        };
         let now = crate::unix_now();
         match answer {
             Ok(Settled::Success { transaction, network, payer }) => {
@@ -257,10 +296,56 @@ impl X402 {
             }
             Err(e) => {
                 // The outcome is unknown: keep the payment used.
-                if let Err(e) = replay::mark_failed(store, &payment.key, &payment.payer, now).await {
+                if let Err(e) = replay::mark_unknown(store, &payment.key, &payment.payer, now).await {
                     tracing::error!(error = %e, "x402 settlement failure not recorded");
                 }
                 Err(X402Error::Facilitator(e))
+            }
+        }
+    }
+
+    /// Signs the payment as fee payer, records its transaction signature (durable before it is
+    /// sent, so a relay that stops here can later look up what happened), then sends it.
+    async fn settle_built_in(
+        b: &BuiltIn,
+        payment: &VerifiedPayment,
+        store: &Store,
+    ) -> Result<Settled, FacilitatorError> {
+        let signed = match b.sign(payment.version, &payment.payload, &payment.requirements) {
+            Ok(s) => s,
+            Err(reason) => return Ok(Settled::Failure { reason }),
+        };
+        let recorded =
+            replay::mark_sending(store, &payment.key, &payment.payer, &signed.signature, crate::unix_now()).await;
+        if !matches!(recorded, Ok(true)) {
+            tracing::error!(?recorded, "x402 settlement not recorded before sending; not sent");
+            return Err(FacilitatorError::Unreachable);
+        }
+        crate::failpoint::hit("x402:recorded");
+        b.settle(&signed).await
+    }
+
+    /// Settles the books of payments a relay recorded as sent and then stopped before it knew
+    /// the outcome: landed ones become `settled`, ones that cannot land any more `failed`.
+    /// Runs at start and every 30 s (built-in facilitator only).
+    pub async fn reconcile(&self, store: &Store) {
+        let Some(Backend::BuiltIn(b)) = &self.backend else { return };
+        let now = crate::unix_now();
+        let pending = match replay::sending(store).await {
+            Ok(p) => p,
+            Err(e) => return tracing::warn!(error = %e, "x402 reconciliation: cannot read payments"),
+        };
+        for p in pending {
+            match b.landed(&p.tx_signature, p.updated_at, now).await {
+                Ok(Some(true)) => {
+                    tracing::warn!(signature = %p.tx_signature, "x402 payment landed after its relay stopped; recorded settled");
+                    let _ = replay::mark_settled(store, &p.key, &p.payer, &p.tx_signature, now).await;
+                }
+                Ok(Some(false)) => {
+                    let _ = replay::mark_failed(store, &p.key, &p.payer, now).await;
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "x402 reconciliation: chain not reachable"),
             }
         }
     }

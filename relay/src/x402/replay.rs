@@ -4,7 +4,9 @@
 //! relays sharing PostgreSQL.
 //!
 //! States: `reserved` (verified, the work runs) → `settled` (the facilitator settled it) or
-//! `failed` (settlement was refused; the row stays so the payment is not used again). A
+//! `failed` (settlement was refused; the row stays so the payment is not used again). The
+//! built-in facilitator passes through `sending` (its transaction signature recorded before the
+//! send), so a relay stopped mid-send leaves what [`sending`] finds to reconcile. A
 //! reservation whose work failed is deleted, so the same payment may be retried. A reservation
 //! left by a relay that stopped mid-call stays `reserved` and keeps refusing the payment; its
 //! transaction's blockhash expires within about two minutes, so it could not settle anyway.
@@ -16,6 +18,7 @@ use crate::store::{Store, StoreError, is_unique_violation};
 pub const RESERVED: &str = "reserved";
 pub const SETTLED: &str = "settled";
 pub const FAILED: &str = "failed";
+pub const SENDING: &str = "sending";
 
 /// `Ok(false)` when the payment is already reserved, settled or failed.
 pub async fn reserve(
@@ -75,6 +78,74 @@ pub async fn mark_failed(store: &Store, key: &str, payer: &str, now: i64) -> Res
     finish(store, key, FAILED, Some(payer), None, now).await
 }
 
+/// Records an unknown outcome: a reserved payment becomes `failed` (stays used); one recorded
+/// as `sending` stays so, for [`sending`] to settle from the chain.
+pub async fn mark_unknown(store: &Store, key: &str, payer: &str, now: i64) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE x402_payments SET status = $1, payer = $2, updated_at = $3 WHERE payment_hash = $4 AND status = $5",
+    )
+    .bind(FAILED)
+    .bind(payer)
+    .bind(now)
+    .bind(key)
+    .bind(RESERVED)
+    .execute(store.pool())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Records the signature of the transaction about to be sent for a reserved payment.
+pub async fn mark_sending(
+    store: &Store,
+    key: &str,
+    payer: &str,
+    tx_signature: &str,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE x402_payments SET status = $1, payer = $2, tx_signature = $3, updated_at = $4 \
+         WHERE payment_hash = $5 AND status = $6",
+    )
+    .bind(SENDING)
+    .bind(payer)
+    .bind(tx_signature)
+    .bind(now)
+    .bind(key)
+    .bind(RESERVED)
+    .execute(store.pool())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A payment recorded as sent whose outcome is not recorded.
+#[derive(Debug, Clone)]
+pub struct Sending {
+    pub key: String,
+    pub payer: String,
+    pub tx_signature: String,
+    pub updated_at: i64,
+}
+
+pub async fn sending(store: &Store) -> Result<Vec<Sending>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT payment_hash, payer, tx_signature, updated_at FROM x402_payments WHERE status = $1 ORDER BY updated_at",
+    )
+    .bind(SENDING)
+    .fetch_all(store.pool())
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            Ok(Sending {
+                key: r.try_get("payment_hash")?,
+                payer: r.try_get::<Option<String>, _>("payer")?.unwrap_or_default(),
+                tx_signature: r.try_get::<Option<String>, _>("tx_signature")?.unwrap_or_default(),
+                updated_at: r.try_get("updated_at")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()?)
+}
+
 async fn finish(
     store: &Store,
     key: &str,
@@ -83,9 +154,10 @@ async fn finish(
     tx_signature: Option<&str>,
     now: i64,
 ) -> Result<bool, StoreError> {
+    // A settled payment keeps the signature it was sent with.
     let done = sqlx::query(
-        "UPDATE x402_payments SET status = $1, payer = $2, tx_signature = $3, updated_at = $4 \
-         WHERE payment_hash = $5 AND status = $6",
+        "UPDATE x402_payments SET status = $1, payer = $2, tx_signature = COALESCE($3, tx_signature), \
+         updated_at = $4 WHERE payment_hash = $5 AND status IN ($6, $7)",
     )
     .bind(status)
     .bind(payer)
@@ -93,6 +165,7 @@ async fn finish(
     .bind(now)
     .bind(key)
     .bind(RESERVED)
+    .bind(SENDING)
     .execute(store.pool())
     .await?;
     Ok(done.rows_affected() == 1)

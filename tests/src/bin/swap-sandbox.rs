@@ -1,9 +1,11 @@
-//! `swap-sandbox KEYPAIR_FILE`: the local swap world `make run` uses. Starts the local chain
+//! `swap-sandbox KEYPAIR_FILE [FEE_PAYER_FILE]`: the local world `make run` uses. Starts the local chain
 //! (Surfpool, `tests/chain`), makes two mints with real transactions (a 6-decimal stablecoin
 //! and a 9-decimal token), a pool holding both behind the router stand-in (the Jupiter Swap API
 //! v1 wire, moving real tokens), and a demo payer with 10 SOL and 1,000 of the stablecoin,
-//! whose keypair it writes to KEYPAIR_FILE (Solana CLI format). Prints one JSON line
-//! `{rpcUrl, routerUrl, usdc, token, payer}` and serves until it is stopped (SIGINT or
+//! whose keypair it writes to KEYPAIR_FILE (Solana CLI format). With FEE_PAYER_FILE, also the
+//! x402 side: a fee payer with 10 SOL for the relay's built-in facilitator (its keypair written
+//! there) and a pay-to wallet with a stablecoin account. Prints one JSON line
+//! `{rpcUrl, routerUrl, usdc, token, payer, feePayer?, payTo?}` and serves until it is stopped (SIGINT or
 //! SIGTERM) or its parent exits. Development only: never part of the service.
 
 use e2e::chain::{LocalChain, address_of, new_key};
@@ -28,10 +30,21 @@ async fn main() {
     let mut bytes = payer.to_bytes().to_vec();
     bytes.extend_from_slice(&address.0);
     write_private(&keypair_file, &serde_json::to_string(&bytes).expect("bytes serialise"));
-    let ready = serde_json::json!({
+    let mut ready = serde_json::json!({
         "rpcUrl": chain.rpc_url, "routerUrl": server.base_url,
         "usdc": usdc.to_string(), "token": token.to_string(), "payer": address.to_string(),
     });
+    if let Some(fee_payer_file) = std::env::args().nth(2) {
+        let fee_payer = new_key();
+        chain.fund_sol(&address_of(&fee_payer), 10 * SOL);
+        let mut bytes = fee_payer.to_bytes().to_vec();
+        bytes.extend_from_slice(&address_of(&fee_payer).0);
+        write_private(&fee_payer_file, &serde_json::to_string(&bytes).expect("bytes serialise"));
+        let pay_to = address_of(&new_key());
+        chain.create_token_account(&pay_to, &usdc).await;
+        ready["feePayer"] = address_of(&fee_payer).to_string().into();
+        ready["payTo"] = pay_to.to_string().into();
+    }
     println!("{ready}");
     // Serve until a signal stops the process or the parent that started it exits.
     let parent = std::os::unix::process::parent_id();
