@@ -26,7 +26,8 @@ lint:
 	cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 
 ## Benchmarks: enclave crypto, quote verification, sealed objects (criterion), debits/s,
-## provisioning round trips, swap quotes and sessions per minute (docs/benchmarks.md).
+## provisioning round trips, swap quotes and sessions per minute, the proxy's added latency
+## (docs/benchmarks.md).
 bench:
 	cargo bench --locked -p shared --all-features
 	cargo bench --locked -p enclave --bench sealed
@@ -34,6 +35,7 @@ bench:
 	cargo build --locked --release --bins --features enclave/dev-quotes
 	cargo bench --locked -p e2e --bench provision
 	cargo bench --locked -p e2e --bench swaps
+	cargo bench --locked -p e2e --bench proxy
 
 ## The reproducible enclave image (image/out) and its measurements; see docs/auditing.md.
 image:

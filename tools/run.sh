@@ -165,6 +165,14 @@ cat <<MSG
       --from $USDC --to $TOKEN --amount 10000000 --destination $DESTINATION --rpc-url $RPC_URL
     curl -s "http://127.0.0.1:$RELAY_PORT/agents/v1/anonymity-set?mint=$USDC"
 
+  any OpenAI SDK (docs/proxy.md): svc proxy verifies the enclave, then serves the OpenAI API
+  on localhost, sealing every request and checking every receipt (base_url
+  http://127.0.0.1:8000/v1):
+
+    target/debug/svc --api-key $API_KEY proxy --listen 127.0.0.1:8000 &
+    curl -s http://127.0.0.1:8000/v1/chat/completions -H 'content-type: application/json' \\
+      -d '{"model": "gpt-oss:20b", "messages": [{"role": "user", "content": "Hi"}]}'
+
   x402 (docs/billing.md "x402"): pay per call with the real npm client (@x402/fetch), settled
   on the local chain by the relay's built-in facilitator; the demo payer pays 0.005 USDC for
   one /agent call (a guest's first 5 calls a day are free and answer without a 402, so the

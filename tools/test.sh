@@ -16,7 +16,7 @@ export SVC_IMAGE_DIR=$PWD/image/out
 # The real x402 npm client the x402 end-to-end test pays with, from the committed lock; installed
 # again only when the lock changed since the last install.
 # The local Solana chain (Surfpool) the chain tests run on, the same way.
-tools/npm-install.sh tests/x402-peer tests/chain tests/mcp-peer
+tools/npm-install.sh tests/x402-peer tests/chain tests/mcp-peer tests/openai-peer
 
 # The Python peers of the discovery tests (a2a-sdk 1.3 and 0.3, openapi-spec-validator,
 # schemathesis), each set in a venv from its pinned requirements.

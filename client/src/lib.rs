@@ -6,11 +6,13 @@ pub mod agent;
 pub mod api;
 pub mod attest;
 pub mod chat;
+pub mod completions;
 pub mod deposits;
 pub mod error;
 pub mod key_cache;
 pub mod pccs;
 pub mod provision;
+pub mod proxy;
 pub mod receipts;
 pub mod swap;
 

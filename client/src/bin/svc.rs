@@ -137,6 +137,13 @@ enum Command {
     /// Write a new provisioner key file (mode 0600) and print its public key for the
     /// enclave's measured configuration (`provisioners`).
     ProvisionerKey { file: PathBuf },
+    /// Serve an OpenAI-compatible API on localhost (`/v1/chat/completions`, `/v1/models`) that
+    /// verifies the enclave first (exit 10 if it fails), seals every request to it and checks
+    /// every receipt; point any OpenAI SDK's base URL at it.
+    Proxy {
+        #[arg(long, default_value = "127.0.0.1:8000")]
+        listen: String,
+    },
     /// Print where to send tokens to fund the API key (a wallet whose key only the enclave
     /// holds, and its token account per accepted mint); `--list` prints the deposits seen.
     Deposit {
@@ -351,6 +358,21 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 eprintln!("billing:  {}; free messages left today: {}", body["billing"], body["freeMessagesRemaining"]);
                 eprintln!("note:     plaintext path: the relay saw this prompt (use --encrypted to avoid that)");
             }
+        }
+        Command::Proxy { listen } => {
+            if !listen.starts_with("127.") && !listen.starts_with("[::1]") && !listen.starts_with("localhost") {
+                return Err(Failure(30, "--listen must be a loopback address: the proxy answers in plaintext".into()));
+            }
+            let listener = tokio::net::TcpListener::bind(&listen)
+                .await
+                .map_err(|e| Failure(1, format!("cannot listen on {listen}: {e}")))?;
+            let client = client.with_attestation(cli.trust.options()?);
+            eprintln!("svc proxy: verifying the enclave, then serving http://{listen}/v1 (OpenAI-compatible)");
+            return match client::proxy::serve(client, listener).await {
+                Err(e @ ClientError::NotAttested(_)) => Err(Failure(10, Failure::from(e).1)),
+                Err(e) => Err(e.into()),
+                Ok(()) => Ok(0),
+            };
         }
         Command::Swap { command } => {
             let needs_attestation = !matches!(command, swap_cmd::SwapCommand::Quote { .. });
