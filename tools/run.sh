@@ -175,22 +175,23 @@ cat <<MSG
 
   x402 (docs/billing.md "x402"): pay per call with the real npm client (@x402/fetch), settled
   on the local chain by the relay's built-in facilitator; the demo payer pays 0.005 USDC for
-  one /agent call (a guest's first 5 calls a day are free and answer without a 402, so the
-  client takes the terms from a priced route's 402, as /.well-known/x402 lists them):
+  one swap quote (a guest's /agent is free 5 times a day, then paid the same way):
 
-    (tools/npm-install.sh tests/x402-peer; echo '{"prompt":"What is 2+2?","useTools":false}' >/tmp/x402-body.json
-     node tests/x402-peer/pay.mjs --url http://127.0.0.1:$RELAY_PORT/agent \\
-       --terms-from "http://127.0.0.1:$RELAY_PORT/agents/v1/quote?fromMint=$USDC&toMint=$TOKEN&amount=1000000" \\
-       --rpc $RPC_URL --key $PAYER_HEX --allow-asset $USDC --body-file /tmp/x402-body.json --no-replay)
+    tools/npm-install.sh tests/x402-peer
+    node tests/x402-peer/pay.mjs --method GET --no-replay --rpc $RPC_URL --key $PAYER_HEX --allow-asset $USDC \\
+      --url "http://127.0.0.1:$RELAY_PORT/agents/v1/quote?fromMint=$USDC&toMint=$TOKEN&amount=1000000"
     curl -s http://127.0.0.1:$RELAY_PORT/.well-known/x402
 
   deposits (docs/billing.md "Deposits"): the key's deposit wallet, whose key only the enclave
   holds, with its token account per accepted mint; a transfer of USDC or TKN (the service
-  token here) to it from any wallet is credited once finalized; send X-Currency: svc to pay
-  from the service token:
+  token here) to it from any wallet is credited once finalized (about ten seconds here); the
+  demo payer holds 10 TKN; send X-Currency: svc to pay from the service token:
 
     target/debug/svc --api-key $API_KEY deposit
+    target/debug/svc --api-key $API_KEY deposit --send 2000000000 --mint $TOKEN \\
+      --payer-key .cache/run/demo-payer.json --rpc-url $RPC_URL
     target/debug/svc --api-key $API_KEY deposit --list
+    curl -s -H "Authorization: Bearer $API_KEY" http://127.0.0.1:$RELAY_PORT/api/v1/balance
 
   discovery (docs/discovery.md, docs/mcp.md): the A2A card, capabilities, OpenAPI, and the MCP
   server (node tests/mcp-peer/mcp.mjs needs: tools/npm-install.sh tests/mcp-peer):

@@ -80,6 +80,16 @@ impl Client {
         self.read(response).await
     }
 
+    /// A GET with the API key (`Authorization: Bearer`), for the account's routes.
+    pub(crate) async fn get_with_key<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        let mut request = self.http.get(format!("{}{path}", self.base));
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
+        self.read(response).await
+    }
+
     /// `GET /tee/public-key`, with its self-consistency checked.
     pub async fn public_key(&self) -> Result<PublicKeyResponse, ClientError> {
         let key: PublicKeyResponse = self.get("/tee/public-key").await?;

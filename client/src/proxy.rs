@@ -178,15 +178,7 @@ fn sse(c: &ChatCompletion) -> Response {
 }
 
 async fn models(State(client): State<Arc<Client>>) -> Response {
-    let mut request = client.http.get(format!("{}/api/v1/models", client.base));
-    if let Some(key) = &client.api_key {
-        request = request.bearer_auth(key);
-    }
-    let answer = match request.send().await {
-        Ok(response) => client.read::<Value>(response).await,
-        Err(_) => Err(ClientError::RelayUnreachable(client.base.clone())),
-    };
-    match answer {
+    match client.get_with_key::<Value>("/api/v1/models").await {
         Ok(list) => Json(list).into_response(),
         Err(e) => from_client_error(&e),
     }

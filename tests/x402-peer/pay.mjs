@@ -10,8 +10,8 @@
 // --key          the payer's ed25519 secret key (32 bytes, hex)
 // --body-file    the JSON body to POST
 // --method GET   a GET without a body instead (e.g. /agents/v1/quote?…)
-// --terms-from   a GET route whose 402 carries the same terms: used when --url answers without a
-//                402 (a guest's /agent answers 200 `requiresDeposit` once its free messages are
+// --terms-from   a GET route whose 402 carries the same terms: used when --url answers 200
+//                `requiresDeposit` instead of a 402 (a guest's /agent once its free messages are
 //                spent, as the contract says), as a client that read /.well-known/x402 would;
 //                the resource is set to --url.
 // --x402-version 2 (default) answers the server's PAYMENT-REQUIRED header with PAYMENT-SIGNATURE.
@@ -105,7 +105,11 @@ async function transport(input, init) {
   }
   let response = await fetch(request);
   if (response.status !== 402 && out.challenge === null && args["terms-from"]) {
-    out.firstAnswer = { status: response.status, body: await readBody(response) };
+    const text = await response.text();
+    out.firstAnswer = { status: response.status, body: text ? JSON.parse(text) : null };
+    if (out.firstAnswer.body?.requiresDeposit !== true) {
+      return new Response(text, { status: response.status, headers: response.headers });
+    }
     const probe = await fetch(args["terms-from"]);
     const required = decodeB64Json(probe.headers.get("PAYMENT-REQUIRED"));
     required.resource = { ...required.resource, url: args.url };

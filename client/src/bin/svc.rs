@@ -145,10 +145,21 @@ enum Command {
         listen: String,
     },
     /// Print where to send tokens to fund the API key (a wallet whose key only the enclave
-    /// holds, and its token account per accepted mint); `--list` prints the deposits seen.
+    /// holds, and its token account per accepted mint); `--list` prints the deposits seen;
+    /// `--send AMOUNT --mint M --payer-key FILE --rpc-url URL` sends a deposit from a wallet.
     Deposit {
         #[arg(long)]
         list: bool,
+        /// Base units to send.
+        #[arg(long, requires_all = ["mint", "payer_key", "rpc_url"], conflicts_with = "list")]
+        send: Option<u64>,
+        #[arg(long)]
+        mint: Option<String>,
+        /// The sending wallet's keypair file (Solana CLI format).
+        #[arg(long)]
+        payer_key: Option<PathBuf>,
+        #[arg(long)]
+        rpc_url: Option<String>,
     },
     /// Private swaps: quote, one-shot swap end to end, session status.
     Swap {
@@ -430,7 +441,20 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             println!("{}", Address(key.verifying_key().to_bytes()));
             eprintln!("wrote {} (mode 0600); put the public key above in the enclave's `provisioners`", file.display());
         }
-        Command::Deposit { list: false } => {
+        Command::Deposit { send: Some(amount), mint, payer_key, rpc_url, .. } => {
+            let bad = |what: &str| Failure(30, format!("--{what} is required with --send"));
+            let mint = mint.ok_or_else(|| bad("mint"))?;
+            let mint = shared::address::Address::parse(&mint).ok_or(Failure(30, "--mint is not an address".into()))?;
+            let payer = client::swap::read_keypair(&payer_key.ok_or_else(|| bad("payer-key"))?)?;
+            let chain = client::swap::rpc(&rpc_url.ok_or_else(|| bad("rpc-url"))?)?;
+            let owner = client.deposit_address().await?.owner;
+            let owner =
+                shared::address::Address::parse(&owner).ok_or(Failure(1, "the relay named no address".into()))?;
+            let signature = client::deposits::send(&chain, &payer, &owner, &mint, amount).await?;
+            println!("{signature}");
+            eprintln!("sent {amount} base units to {owner}; svc deposit --list shows it credited once finalized");
+        }
+        Command::Deposit { list: false, .. } => {
             let a = client.deposit_address().await?;
             println!("deposit wallet: {} ({}), key {}", a.owner, a.network, a.key_id);
             for t in &a.token_accounts {
@@ -441,7 +465,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
             eprintln!("send a token transfer to the token account of its mint; it is credited once finalized");
         }
-        Command::Deposit { list: true } => {
+        Command::Deposit { list: true, .. } => {
             for d in client.deposits(200).await? {
                 let why = d.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
                 let currency = d.currency.as_deref().unwrap_or("-");

@@ -1,7 +1,8 @@
 //! `swap-sandbox KEYPAIR_FILE [FEE_PAYER_FILE]`: the local world `make run` uses. Starts the local chain
 //! (Surfpool, `tests/chain`), makes two mints with real transactions (a 6-decimal stablecoin
 //! and a 9-decimal token), a pool holding both behind the router stand-in (the Jupiter Swap API
-//! v1 wire, moving real tokens), and a demo payer with 10 SOL and 1,000 of the stablecoin,
+//! v1 wire, moving real tokens), and a demo payer with 10 SOL, 1,000 of the stablecoin and 10
+//! of the token,
 //! whose keypair it writes to KEYPAIR_FILE (Solana CLI format). With FEE_PAYER_FILE, also the
 //! x402 side: a fee payer with 10 SOL for the relay's built-in facilitator (its keypair written
 //! there) and a pay-to wallet with a stablecoin account. Prints one JSON line
@@ -27,6 +28,7 @@ async fn main() {
     let address = address_of(&payer);
     chain.fund_sol(&address, 10 * SOL);
     chain.mint_to(&usdc, &address, 1_000 * 1_000_000).await;
+    chain.mint_to(&token, &address, 10 * SOL).await;
     let mut bytes = payer.to_bytes().to_vec();
     bytes.extend_from_slice(&address.0);
     write_private(&keypair_file, &serde_json::to_string(&bytes).expect("bytes serialise"));
