@@ -19,6 +19,9 @@ pub struct RelayConfig {
     /// How often each enclave's current key is asked for.
     pub enclave_refresh_secs: u64,
     pub enclave_timeout_secs: u64,
+    /// Seconds after which a usage row still `pending` belongs to a call no relay runs any
+    /// more (a relay killed mid-call) and is refunded; default the enclave timeout plus 60.
+    pub abandoned_usage_secs: Option<u64>,
     /// Holds the SQLite file and the ledger key unless configured elsewhere.
     pub data_dir: PathBuf,
     /// `sqlite://…` or `postgres://…`; default: `<dataDir>/relay.sqlite3`.
@@ -73,6 +76,7 @@ impl Default for RelayConfig {
             enclaves: Vec::new(),
             enclave_refresh_secs: 2,
             enclave_timeout_secs: 330,
+            abandoned_usage_secs: None,
             data_dir: PathBuf::from("data"),
             database_url: None,
             api_keys: Vec::new(),

@@ -92,6 +92,8 @@ async fn run() -> Result<(), String> {
     relay::agents_v1::start(&state);
     relay::billing::deposits::start(&state);
     relay::x402::start_reconciler(&state);
+    let abandon_after = config.abandoned_usage_secs.unwrap_or(config.enclave_timeout_secs + 60);
+    relay::billing::metering::start_refunding_abandoned(&state, abandon_after);
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;

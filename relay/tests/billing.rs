@@ -198,3 +198,51 @@ async fn postgres_usage_rows() {
     deposits_are_credited_once(db.store.clone()).await;
     db.finish().await;
 }
+
+/// Rows a killed relay left `pending` are refunded once they are older than any call can run,
+/// by several sweepers at once, each once; a row still in flight is left alone.
+async fn abandoned_usage_is_refunded_once(store: Store) {
+    use relay::billing::balances::{NewUsage, debit_for_usage, refund_abandoned_usage, usage_page};
+    credit(&store, "key_a", "usdc", 5_000, "admin", "funding", 1).await.unwrap();
+    let usage = NewUsage { route: "/agent", model: "gpt-oss:20b" };
+    for _ in 0..3 {
+        debit_for_usage(&store, "key_a", "usdc", 1_000, usage, 100).await.unwrap();
+    }
+    let (in_flight, _) = debit_for_usage(&store, "key_a", "usdc", 1_000, usage, 900).await.unwrap();
+    assert_eq!(in_flight, 1_000);
+    let store = Arc::new(store);
+    let sweeps: Vec<_> = (0..4)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { refund_abandoned_usage(&store, 500, 1_000).await.unwrap() })
+        })
+        .collect();
+    for sweep in sweeps {
+        sweep.await.unwrap();
+    }
+    assert_eq!(balances(&store, "key_a").await.unwrap()[0], ("usdc".to_string(), 4_000), "three refunds, once each");
+    let rows = usage_page(&store, "key_a", 10, None).await.unwrap();
+    let statuses: Vec<&str> = rows.iter().map(|r| r.status.as_str()).collect();
+    assert_eq!(statuses, ["pending", "refunded", "refunded", "refunded"]);
+    let refunds: i64 = sqlx::query("SELECT COUNT(*) AS n FROM balance_journal WHERE kind = 'refund'")
+        .fetch_one(store.pool())
+        .await
+        .unwrap()
+        .try_get("n")
+        .unwrap();
+    assert_eq!(refunds, 3);
+}
+
+#[tokio::test]
+async fn sqlite_abandoned_usage() {
+    let db = common::sqlite().await;
+    abandoned_usage_is_refunded_once(db.store.clone()).await;
+    db.finish().await;
+}
+
+#[tokio::test]
+async fn postgres_abandoned_usage() {
+    let Some(db) = common::postgres("abandoned").await else { return };
+    abandoned_usage_is_refunded_once(db.store.clone()).await;
+    db.finish().await;
+}

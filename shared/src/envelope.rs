@@ -71,7 +71,8 @@ impl Envelope {
     fn from_map(map: &Map<String, Value>) -> Result<Self, EnvelopeError> {
         const KNOWN: [&str; 6] = ["publicKey", "nonce", "ciphertext", "algorithm", "version", "keyId"];
         if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(EnvelopeError::UnknownField(unknown.clone()));
+            // Cut like the other echoed values: a member name can be a megabyte long.
+            return Err(EnvelopeError::UnknownField(unknown.chars().take(64).collect()));
         }
         let string = |name: &'static str| -> Result<&str, EnvelopeError> {
             map.get(name).ok_or(EnvelopeError::MissingField(name))?.as_str().ok_or(EnvelopeError::WrongType(name))

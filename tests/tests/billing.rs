@@ -328,3 +328,56 @@ async fn tee_process_is_paid_per_call_and_refunded_on_failure() {
         (402, Some("insufficient_balance"), Some(false))
     );
 }
+
+/// A relay killed right after charging a call (the answer never delivered) leaves the usage
+/// row `pending`; once no call can still be running, the restarted relay refunds it, so the
+/// caller's money is not held for good (SQLite, or PostgreSQL when DATABASE_URL is set).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_relay_killed_after_charging_gives_the_charge_back_after_restart() {
+    let database_url = fresh_postgres("abandoned").await;
+    let (model, _) = openai::start(vec![Turn::text("paid answer")]).await;
+    let mut relay = json!({"agentPricePerCall": PRICE, "abandonedUsageSecs": 1});
+    if let Some(url) = database_url {
+        relay["databaseUrl"] = json!(url);
+    }
+    let options =
+        StackOptions { model_base_url: Some(format!("{}/v1", model.base_url)), relay, ..StackOptions::default() };
+    let mut stack = tokio::task::spawn_blocking(move || Stack::start_with(options)).await.unwrap();
+    let (base, key) = (stack.relay_url.clone(), stack.api_key.clone());
+    stack.credit_usdc(&relay::accounts::key_id(&key), 5 * PRICE);
+
+    tokio::task::block_in_place(|| stack.restart_relay(&[("SVC_RELAY_EXIT_AT", "billing:charged")]));
+    let calls = (0..4).map(|_| {
+        reqwest::Client::new()
+            .post(format!("{base}/agent"))
+            .bearer_auth(&key)
+            .json(&json!({"prompt": "hi", "useTools": false}))
+            .send()
+    });
+    let answers = e2e::join_all(calls).await;
+    assert!(answers.iter().all(|a| a.is_err()), "the relay died before answering anything");
+    let exited = tokio::task::block_in_place(|| stack.relay.wait_exit(std::time::Duration::from_secs(30)));
+    assert!(exited.is_some_and(|s| !s.success()));
+    tokio::task::block_in_place(|| stack.restart_relay(&[]));
+
+    let mut usage = Value::Null;
+    for _ in 0..100 {
+        usage = reqwest::Client::new()
+            .get(format!("{base}/api/v1/usage"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let rows = usage["data"].as_array().unwrap();
+        if !rows.is_empty() && rows.iter().all(|r| r["status"] == "refunded") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let rows = usage["data"].as_array().unwrap();
+    assert!(!rows.is_empty() && rows.iter().all(|r| r["status"] == "refunded"), "{usage}");
+    assert_eq!(usdc_balance(&base, &key).await, (5 * PRICE).to_string(), "every charge came back");
+}

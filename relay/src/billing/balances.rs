@@ -231,6 +231,22 @@ pub async fn refund_usage(store: &Store, usage_id: &str, now: i64) -> Result<(),
     Ok(())
 }
 
+/// Refunds the usage rows still `pending` that were created before `created_before`: calls no
+/// relay can still be running (one killed mid-call left them; the answer was never delivered,
+/// since a call's answer goes out only after its row is completed). Each refund is
+/// [`refund_usage`], so two relays sweeping at once refund a row once. Returns how many.
+pub async fn refund_abandoned_usage(store: &Store, created_before: i64, now: i64) -> Result<usize, BillingError> {
+    let rows = sqlx::query("SELECT id FROM usage_records WHERE status = 'pending' AND created_at < $1 LIMIT 1000")
+        .bind(created_before)
+        .fetch_all(store.pool())
+        .await?;
+    for row in &rows {
+        let id: String = row.try_get("id")?;
+        refund_usage(store, &id, now).await?;
+    }
+    Ok(rows.len())
+}
+
 /// Takes `amount` inside `tx` if the balance covers it. The conditional UPDATE is the whole
 /// concurrency story: the row lock (PostgreSQL) or the single writer (SQLite) makes check and
 /// change one step.

@@ -107,33 +107,16 @@ pub fn decode(version: u8, text: &str) -> Result<Payment, PaymentError> {
         .and_then(|p| p.get("transaction"))
         .and_then(Value::as_str)
         .ok_or(PaymentError::MissingField)?;
-    let tx = shared::b64::decode(transaction).map_err(|_| PaymentError::BadTransaction)?;
-    let message = transaction_message(&tx).ok_or(PaymentError::BadTransaction)?;
-    Ok(Payment { version, message_hash: shared::sha256(message), payload })
+    let bytes = shared::b64::decode(transaction).map_err(|_| PaymentError::BadTransaction)?;
+    Ok(Payment { version, message_hash: message_hash(&bytes)?, payload })
 }
 
-/// The message of a serialized Solana transaction: what follows the compact-u16 signature
-/// count and the 64-byte signatures. `None` when the bytes cannot be a transaction.
-pub fn transaction_message(tx: &[u8]) -> Option<&[u8]> {
-    let (count, used) = compact_u16(tx)?;
-    if count == 0 {
-        return None;
-    }
-    let start = used.checked_add(usize::from(count).checked_mul(64)?)?;
-    // A message has at least a 3-byte header, one key, a blockhash and two counts.
-    tx.get(start..).filter(|m| m.len() >= 3 + 1 + 32 + 32 + 2)
-}
-
-/// Solana's compact-u16 ("shortvec"): 1 to 3 bytes, 7 bits each, little end first.
-fn compact_u16(bytes: &[u8]) -> Option<(u16, usize)> {
-    let mut value: u32 = 0;
-    for (i, byte) in bytes.iter().take(3).enumerate() {
-        value |= u32::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return u16::try_from(value).ok().map(|v| (v, i + 1));
-        }
-    }
-    None
+/// The payment's key: sha256 of its transaction's message as it serializes canonically. The
+/// parse takes exactly one transaction (no trailing bytes), so neither junk appended to a signed
+/// payment nor the bytes in the empty fee-payer slot make it a new payment.
+pub fn message_hash(tx: &[u8]) -> Result<[u8; 32], PaymentError> {
+    let parsed = shared::solana::Transaction::parse(tx).map_err(|_| PaymentError::BadTransaction)?;
+    Ok(shared::sha256(&parsed.message.serialize()))
 }
 
 #[cfg(test)]
@@ -141,53 +124,50 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn tx(signatures: u8, message_len: usize) -> Vec<u8> {
-        let mut tx = vec![signatures];
-        tx.extend(std::iter::repeat_n(0u8, 64 * usize::from(signatures)));
-        tx.extend((0..message_len).map(|i| i as u8));
-        tx
+    /// A real payment-shaped transaction: two signers (the fee payer's slot empty), a memo.
+    fn tx() -> Vec<u8> {
+        use shared::address::Address;
+        use shared::solana::{AccountMeta, Instruction, MessageV0, Transaction};
+        let memo = Instruction {
+            program_id: Address::parse("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr").unwrap(),
+            accounts: vec![AccountMeta::readonly(Address([2; 32]), true)],
+            data: b"0123456789abcdef".to_vec(),
+        };
+        let message = MessageV0::compile(&Address([1; 32]), &[memo], [7; 32]).unwrap();
+        Transaction::new_unsigned(message).serialize()
     }
 
     fn header(value: &Value) -> String {
         shared::b64::encode(value.to_string())
     }
 
-    #[test]
-    fn compact_u16_reads_one_to_three_bytes() {
-        assert_eq!(compact_u16(&[0x02]), Some((2, 1)));
-        assert_eq!(compact_u16(&[0x80, 0x01]), Some((128, 2)));
-        assert_eq!(compact_u16(&[0xff, 0xff, 0x03]), Some((0xffff, 3)));
-        assert_eq!(compact_u16(&[0x80, 0x80, 0x80]), None);
-        assert_eq!(compact_u16(&[]), None);
+    fn key_of(t: &[u8]) -> Result<[u8; 32], PaymentError> {
+        let v = json!({"x402Version": 1, "scheme": "exact", "network": "solana",
+                       "payload": {"transaction": shared::b64::encode(t)}});
+        decode(1, &header(&v)).map(|p| p.message_hash)
     }
 
     #[test]
-    fn message_is_what_follows_the_signatures() {
-        let t = tx(2, 100);
-        assert_eq!(transaction_message(&t).unwrap().len(), 100);
-        assert_eq!(transaction_message(&t).unwrap()[0], 0);
-        assert_eq!(transaction_message(&tx(0, 100)), None);
-        assert_eq!(transaction_message(&tx(2, 10)), None);
-        assert_eq!(transaction_message(&[5, 1, 2]), None);
-    }
-
-    #[test]
-    fn the_key_ignores_signature_bytes() {
+    fn the_key_is_the_canonical_message() {
+        let a = tx();
         // Filling the empty fee-payer slot changes the bytes but not the payment.
-        let a = tx(2, 100);
-        let mut b = a.clone();
-        b[1..65].copy_from_slice(&[7u8; 64]);
-        let p = |t: &[u8]| {
-            let v = json!({"x402Version": 1, "scheme": "exact", "network": "solana",
-                           "payload": {"transaction": shared::b64::encode(t)}});
-            decode(1, &header(&v)).unwrap().message_hash
-        };
-        assert_eq!(p(&a), p(&b));
+        let mut signed = a.clone();
+        signed[1..65].copy_from_slice(&[7u8; 64]);
+        assert_eq!(key_of(&a).unwrap(), key_of(&signed).unwrap());
+        // Junk after the signed payment is not a new payment: it is not a transaction at all.
+        let mut junk = a.clone();
+        junk.extend_from_slice(b"junk");
+        assert_eq!(key_of(&junk), Err(PaymentError::BadTransaction));
+        // Fewer signatures than the message requires, or a cut message: refused.
+        assert_eq!(key_of(&a[..a.len() - 1]), Err(PaymentError::BadTransaction));
+        let mut one_signature = vec![1u8];
+        one_signature.extend_from_slice(&a[65..]);
+        assert_eq!(key_of(&one_signature), Err(PaymentError::BadTransaction));
     }
 
     #[test]
     fn decode_checks_version_fields_and_transaction() {
-        let t = shared::b64::encode(tx(2, 100));
+        let t = shared::b64::encode(tx());
         let v1 = json!({"x402Version": 1, "scheme": "exact", "network": "solana", "payload": {"transaction": t}});
         let ok = decode(1, &header(&v1)).unwrap();
         assert_eq!(ok.version, 1);
@@ -208,7 +188,7 @@ mod tests {
 
     #[test]
     fn headers_pick_the_version() {
-        let t = shared::b64::encode(tx(2, 100));
+        let t = shared::b64::encode(tx());
         let v1 = json!({"x402Version": 1, "scheme": "exact", "network": "solana", "payload": {"transaction": t}});
         let mut h = HeaderMap::new();
         assert!(from_headers(&h).unwrap().is_none());

@@ -170,6 +170,13 @@ fn errors_never_echo_long_input() {
     })
     .unwrap_err();
     assert!(err.to_string().len() < 200);
+    // An unknown member's name is echoed cut too (it was echoed whole, up to the size limit).
+    let err = parse_with(|m| {
+        m.insert("y".repeat(100_000), json!(1));
+    })
+    .unwrap_err();
+    assert_eq!(err, EnvelopeError::UnknownField("y".repeat(64)));
+    assert!(err.to_string().len() < 200);
 }
 
 #[test]
