@@ -58,7 +58,7 @@ pub async fn handle(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let address = crate::peer::client_address(peer, &headers, &app.trusted_proxies);
+    let address = app.peers.caller(peer, &headers);
     let mut encrypted = false;
     match agent(&app, address, &headers, body, &mut encrypted).await {
         Ok(response) => response,
@@ -114,9 +114,12 @@ async fn agent(
             if !app.plain.serves(&model) {
                 return Err(RelayError::GpuNotConfigured(model.chars().take(64).collect()));
             }
-            let owner = match &payer {
-                Payer::Key(caller) => caller.key_id.clone(),
-                Payer::X402 { .. } | Payer::Guest(_) => format!("addr:{address}"),
+            // History belongs to an account. A guest is a network address, shared behind a
+            // NAT, where a guessed chat id would read another guest's chat: guests and x402
+            // callers keep none.
+            let (owner, chat_id) = match &payer {
+                Payer::Key(caller) => (caller.key_id.clone(), chat_id),
+                Payer::X402 { .. } | Payer::Guest(_) => (String::new(), None),
             };
             let history = match &chat_id {
                 Some(id) => chats::history(&app.store, &owner, id, app.max_history_turns).await?,

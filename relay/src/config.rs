@@ -47,6 +47,9 @@ pub struct RelayConfig {
     pub free_messages_per_day: u32,
     /// Peers whose `X-Forwarded-For` is believed (the load balancer's addresses).
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Leading bits of an IPv6 address counted as one caller for the free trial and the
+    /// per-address limits (default 64: one subscriber's /64).
+    pub guest_ipv6_prefix: u8,
     /// Catalog id → GPU-node endpoint for the plaintext `/agent` path, which the relay runs.
     pub models: std::collections::BTreeMap<String, agent::model::EndpointConfig>,
     /// Per model call, retries included.
@@ -91,6 +94,7 @@ impl Default for RelayConfig {
             currency_prices: Default::default(),
             free_messages_per_day: 5,
             trusted_proxies: Vec::new(),
+            guest_ipv6_prefix: 64,
             models: Default::default(),
             model_timeout_secs: 120,
             warmup_attempts: 6,
@@ -131,6 +135,9 @@ impl RelayConfig {
             config.api_keys.extend(keys.split(',').map(str::trim).filter(|k| !k.is_empty()).map(String::from));
         }
         config.program_id()?;
+        if config.guest_ipv6_prefix > 128 {
+            return Err(ConfigError::Invalid("guestIpv6Prefix must be 0 to 128".into()));
+        }
         for currency in config.currency_prices.keys() {
             if currency == crate::billing::metering::CALL_CURRENCY
                 || !crate::billing::balances::CURRENCIES.contains(&currency.as_str())

@@ -18,6 +18,7 @@ pub mod discovery;
 pub mod enclaves;
 pub mod error;
 pub mod failpoint;
+pub mod housekeeping;
 pub mod mcp;
 pub mod peer;
 pub mod plain_agent;

@@ -80,7 +80,10 @@ async fn run() -> Result<(), String> {
         },
         plain: relay::plain_agent::PlainAgent::from_config(&config).map_err(|e| e.to_string())?,
         free_per_day: config.free_messages_per_day,
-        trusted_proxies: config.trusted_proxies.clone(),
+        peers: relay::peer::Peers {
+            trusted_proxies: config.trusted_proxies.clone(),
+            ipv6_prefix: config.guest_ipv6_prefix,
+        },
         max_history_turns: config.max_history_turns,
         x402: relay::x402::X402::new(&config.x402).map_err(|e| e.to_string())?,
         rate_limits: config.rate_limits,
@@ -93,7 +96,7 @@ async fn run() -> Result<(), String> {
     relay::billing::deposits::start(&state);
     relay::x402::start_reconciler(&state);
     let abandon_after = config.abandoned_usage_secs.unwrap_or(config.enclave_timeout_secs + 60);
-    relay::billing::metering::start_refunding_abandoned(&state, abandon_after);
+    relay::housekeeping::start(&state, abandon_after);
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;

@@ -2,7 +2,6 @@
 //! each other's routes.
 
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 use std::sync::Arc;
 
 use crate::accounts::ApiKeys;
@@ -25,7 +24,7 @@ pub struct AppState {
     /// The plaintext `/agent` path (models and tools the relay calls itself).
     pub plain: PlainAgent,
     pub free_per_day: u32,
-    pub trusted_proxies: Vec<IpAddr>,
+    pub peers: crate::peer::Peers,
     pub max_history_turns: u32,
     pub x402: X402,
     pub rate_limits: RateLimitConfig,

@@ -173,13 +173,19 @@ async fn a_failed_request_is_not_charged() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn chat_history_is_sent_back_and_kept_per_caller() {
-    let f =
-        fixture(vec![Turn::text("first answer"), Turn::text("second answer"), Turn::text("other")], json!({})).await;
-    let (_, one) = post(&f.stack, json!({"prompt": "my name is Ada", "chatId": "c-1", "useTools": false}), None).await;
+async fn chat_history_is_sent_back_and_kept_per_account() {
+    let f = fixture(
+        vec![Turn::text("first answer"), Turn::text("second answer"), Turn::text("other"), Turn::text("again")],
+        json!({}),
+    )
+    .await;
+    let key = f.stack.api_key.clone();
+    f.stack.credit_usdc(&relay::accounts::key_id(&key), 10_000);
+    let (_, one) =
+        post(&f.stack, json!({"prompt": "my name is Ada", "chatId": "c-1", "useTools": false}), Some(&key)).await;
     assert_eq!(one["reply"], "first answer", "{one}");
     let (_, two) =
-        post(&f.stack, json!({"prompt": "what is my name?", "chatId": "c-1", "useTools": false}), None).await;
+        post(&f.stack, json!({"prompt": "what is my name?", "chatId": "c-1", "useTools": false}), Some(&key)).await;
     assert_eq!(two["reply"], "second answer");
     let seen = f.model.all();
     let roles_and_text: Vec<(String, String)> = seen[1]["messages"]
@@ -197,13 +203,14 @@ async fn chat_history_is_sent_back_and_kept_per_caller() {
             ("user".to_string(), "what is my name?".to_string()),
         ]
     );
-    // Another caller naming the same chat id gets none of it; without chatId nothing is kept.
-    let key = f.stack.api_key.clone();
-    f.stack.credit_usdc(&relay::accounts::key_id(&key), 10_000);
-    let (_, three) =
-        post(&f.stack, json!({"prompt": "and mine?", "chatId": "c-1", "useTools": false}), Some(&key)).await;
-    assert_eq!(three["success"], true, "{three}");
-    assert_eq!(f.model.all()[2]["messages"].as_array().unwrap().len(), 2, "system + this prompt only");
+    // A guest naming the same chat id gets none of it, and keeps no history of its own: a
+    // guest is a network address, shared behind a NAT, so a guessed chat id would be enough
+    // to read another guest's chat.
+    for (i, prompt) in ["and mine?", "what did I ask?"].into_iter().enumerate() {
+        let (_, guest) = post(&f.stack, json!({"prompt": prompt, "chatId": "c-1", "useTools": false}), None).await;
+        assert_eq!(guest["success"], true, "{guest}");
+        assert_eq!(f.model.all()[2 + i]["messages"].as_array().unwrap().len(), 2, "system + this prompt only");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

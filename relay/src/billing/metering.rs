@@ -279,25 +279,6 @@ pub async fn charge(
     }
 }
 
-/// Refunds, at start and then every `abandon_after` seconds (at most a minute), usage rows a
-/// killed relay left `pending`: those older than the longest a call can run.
-pub fn start_refunding_abandoned(app: &App, abandon_after: u64) {
-    let store = app.store.clone();
-    let every = std::time::Duration::from_secs(abandon_after.clamp(1, 60));
-    let abandon_after = i64::try_from(abandon_after).unwrap_or(i64::MAX);
-    tokio::spawn(async move {
-        loop {
-            let now = crate::unix_now();
-            match balances::refund_abandoned_usage(&store, now.saturating_sub(abandon_after), now).await {
-                Ok(0) => {}
-                Ok(n) => tracing::warn!(refunded = n, "usage rows left pending by a stopped relay refunded"),
-                Err(e) => tracing::warn!(error = %e, "abandoned usage rows not swept; the next sweep retries"),
-            }
-            tokio::time::sleep(every).await;
-        }
-    });
-}
-
 /// A charge held while the work runs. Settle or refund it; dropping it refunds.
 struct Held {
     charge: Option<Charge>,

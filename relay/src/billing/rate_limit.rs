@@ -75,7 +75,7 @@ pub async fn limit(
     if path == "/health" {
         return next.run(request).await;
     }
-    let address = crate::peer::client_address(peer, request.headers(), &app.trusted_proxies);
+    let address = app.peers.caller(peer, request.headers());
     let mut subjects = vec![(format!("addr:{address}"), app.rate_limits.per_address_per_minute)];
     if let Some(key) = request
         .headers()
