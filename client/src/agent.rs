@@ -106,6 +106,7 @@ impl Client {
             onchain: response.onchain_attestation.as_ref(),
         };
         let onchain = check_answer(&sent, &answer, &self.program_id)?;
+        crate::chat::ran_what_was_asked(model, &inner.receipt)?;
         Ok(PrivateAgentOutcome {
             reply: inner.reply,
             tool_calls: inner.tool_calls,

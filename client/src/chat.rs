@@ -89,7 +89,19 @@ impl Client {
         }
         let response = http.send().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
         let response: ProcessResponse = self.read(response).await?;
-        check(&sent, response, &self.program_id)
+        let outcome = check(&sent, response, &self.program_id)?;
+        ran_what_was_asked(options.model.as_deref(), &outcome.receipt)?;
+        Ok(outcome)
+    }
+}
+
+/// The model sits outside the envelope, so a relay could swap it for a cheaper one: the
+/// enclave's receipt must name the model asked for (the default when none was).
+pub(crate) fn ran_what_was_asked(asked: Option<&str>, receipt: &Receipt) -> Result<(), ClientError> {
+    let asked = shared::catalog::resolve(asked.unwrap_or(shared::catalog::DEFAULT_MODEL));
+    match shared::catalog::resolve(&receipt.model) == asked {
+        true => Ok(()),
+        false => Err(ClientError::Mismatch("the enclave ran another model than the one asked for")),
     }
 }
 
@@ -200,4 +212,43 @@ pub(crate) fn check_answer(
         return Err(ClientError::Mismatch("onchainAttestation differs from the receipt"));
     }
     Ok(onchain)
+}
+
+#[cfg(test)]
+mod tests {
+    use shared::keys::{ClientKey, PromptHash, TeeKey};
+    use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
+
+    use super::ran_what_was_asked;
+
+    fn receipt_for(model: &str) -> Receipt {
+        let body = ReceiptBody {
+            prompt_hash: PromptHash([1; 32]),
+            tee_pubkey: TeeKey([2; 32]),
+            nonce: [3; 16],
+            client_pubkey: ClientKey([4; 32]),
+            model: model.into(),
+            provider: "svc-gpu".into(),
+        };
+        let ctx = ReceiptContext {
+            program_id: shared::address::default_program_id(),
+            timestamp: 1_700_000_000,
+            tdx_quote_hash: None,
+        };
+        Receipt::issue(&body, &ed25519_dalek::SigningKey::from_bytes(&[5; 32]), &ctx).unwrap()
+    }
+
+    /// A relay that swaps the model outside the envelope for another one is caught by the model
+    /// the enclave signed into the receipt.
+    #[test]
+    fn a_swapped_model_is_refused() {
+        let ran = receipt_for("qwen3.8:27b");
+        assert!(ran_what_was_asked(Some("gpt-oss:20b"), &ran).is_err());
+        assert!(ran_what_was_asked(None, &ran).is_err(), "none asked means the default");
+        assert!(ran_what_was_asked(Some("qwen3.8:27b"), &ran).is_ok());
+        let default = receipt_for("gpt-oss:20b");
+        assert!(ran_what_was_asked(None, &default).is_ok());
+        assert!(ran_what_was_asked(Some("svc-gpu:gpt-oss:20b"), &default).is_ok(), "the prefixed id is the same model");
+        assert!(ran_what_was_asked(Some("gpt-oss-20b"), &default).is_ok(), "the client-library id too");
+    }
 }
