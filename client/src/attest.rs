@@ -27,6 +27,38 @@ pub struct AttestOptions {
     pub collateral: Option<String>,
     /// Else fetch it from this PCS / PCCS (cached until `nextUpdate`).
     pub pccs: Option<crate::pccs::PccsClient>,
+    /// The lowest TCB evaluation accepted, and the highest seen per platform.
+    pub tcb_floor: TcbFloor,
+}
+
+/// Refuses collateral older than what this client already saw for the platform (or than a
+/// configured minimum): a relay could otherwise serve TCB info from before a TCB recovery that
+/// has not expired yet, and a platform it rated `OutOfDate` would pass as `UpToDate`.
+#[derive(Debug, Clone, Default)]
+pub struct TcbFloor {
+    pub minimum: Option<u32>,
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>>,
+}
+
+impl TcbFloor {
+    pub fn new(minimum: Option<u32>) -> Self {
+        TcbFloor { minimum, seen: Default::default() }
+    }
+
+    /// Accepts `collateral` if its evaluation is not below the floor, and raises the floor.
+    pub fn admit(&self, collateral: &Collateral) -> Result<(), &'static str> {
+        let Some(e) = &collateral.tcb_evaluation else { return Err("malformed_collateral") };
+        if self.minimum.is_some_and(|m| e.number < m) {
+            return Err("collateral_rollback");
+        }
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let highest = seen.entry(e.fmspc.clone()).or_insert(e.number);
+        if e.number < *highest {
+            return Err("collateral_rollback");
+        }
+        *highest = e.number;
+        Ok(())
+    }
 }
 
 impl AttestOptions {
@@ -38,6 +70,7 @@ impl AttestOptions {
             allow_unattested: false,
             collateral: None,
             pccs: None,
+            tcb_floor: TcbFloor::default(),
         }
     }
 
@@ -102,9 +135,9 @@ impl Client {
         if key_id.is_some_and(|id| shared::sha256(&tee) != id) {
             return Err(ClientError::BadKey("the relay answered for another enclave key"));
         }
-        // Real quotes carry no collateral: fetch it (only FMSPC and CA type leave the client).
+        // The client's own source first: collateral the relay carries could be an older one
+        // that has not expired yet. Fetch it (only FMSPC and CA type leave the client).
         if let (Some(q), None, Some(pccs)) = (&a.tdx_quote, &options.collateral, &options.pccs)
-            && q.collateral.is_none()
             && let Ok(bytes) = b64::decode(&q.quote)
         {
             let mut options = options.clone();
@@ -161,8 +194,9 @@ pub fn evaluate(
                proof: Option<NonceProof>|
      -> Result<(VerificationDocument, Vec<u8>), &'static str> {
         let bytes = b64::decode(&q.quote).map_err(|_| "quote_not_base64")?;
-        let text = q.collateral.as_ref().or(options.collateral.as_ref()).ok_or("no_collateral")?;
+        let text = options.collateral.as_ref().or(q.collateral.as_ref()).ok_or("no_collateral")?;
         let collateral = Collateral::from_json(text).map_err(|e| e.reason())?;
+        options.tcb_floor.admit(&collateral)?;
         let doc = verify(
             &Evidence { quote: &bytes, collateral: &collateral, binding: Some(binding), nonce: proof },
             &policy,
@@ -177,7 +211,11 @@ pub fn evaluate(
     let (public_doc, binding_doc) = match (public_doc, binding_doc) {
         (Ok(p), Ok(b)) => (p, b),
         (Err(reason), _) | (_, Err(reason)) => {
-            report.verdict = if reason == "no_collateral" { Verdict::Unsupported } else { Verdict::Malformed };
+            report.verdict = match reason {
+                "no_collateral" => Verdict::Unsupported,
+                "collateral_rollback" => Verdict::Reject,
+                _ => Verdict::Malformed,
+            };
             report.reason = Some(reason.into());
             return (report, None);
         }
@@ -196,4 +234,36 @@ pub fn evaluate(
     report.public_quote = Some(public_doc.0);
     report.binding_quote = Some(binding_doc.0);
     (report, cached)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
+
+    fn sample(name: &str) -> Collateral {
+        Collateral::from_json(&std::fs::read_to_string(format!("{SAMPLES}/{name}")).unwrap()).unwrap()
+    }
+
+    /// Real collateral: one platform evaluated 17 and later 20, another 18.
+    #[test]
+    fn the_floor_rises_per_platform_and_refuses_rollback() {
+        let (first, later, other) = (
+            sample("tdx_quote_collateral.json"),
+            sample("tdx_quote_td15ex_collateral.json"),
+            sample("tdx_quote_outdated_collateral.json"),
+        );
+        let floor = TcbFloor::default();
+        assert_eq!(floor.admit(&first), Ok(()));
+        assert_eq!(floor.admit(&later), Ok(()));
+        assert_eq!(floor.admit(&later), Ok(()), "the same evaluation again");
+        assert_eq!(floor.admit(&first), Err("collateral_rollback"), "17 after 20 on one platform");
+        assert_eq!(floor.admit(&other), Ok(()), "another platform has its own floor");
+        // Clones share what was seen (the options are cloned per call).
+        assert_eq!(floor.clone().admit(&first), Err("collateral_rollback"));
+        let minimum = TcbFloor::new(Some(19));
+        assert_eq!(minimum.admit(&other), Err("collateral_rollback"), "18 below the minimum 19");
+        assert_eq!(minimum.admit(&later), Ok(()));
+    }
 }

@@ -191,3 +191,21 @@ fn malformed_and_oversize_inputs() {
         verify(&Evidence { quote: &text, collateral: &collateral, binding: None, nonce: None }, &policy, 1_750_377_600);
     assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Malformed, Some("malformed_quote")));
 }
+
+/// The TCB evaluation each real collateral carries, read from its signed TCB info: the
+/// client's rollback check compares these numbers per platform.
+#[test]
+fn collateral_names_its_tcb_evaluation() {
+    let evaluation = |file: &str| {
+        let collateral = Collateral::from_json(&String::from_utf8(read(file)).unwrap()).unwrap();
+        let e = collateral.tcb_evaluation.expect("real TCB info has fmspc and tcbEvaluationDataNumber");
+        (e.fmspc, e.number)
+    };
+    assert_eq!(evaluation("tdx_quote_collateral.json").1, 17);
+    assert_eq!(evaluation("tdx_quote_outdated_collateral.json").1, 18);
+    assert_eq!(evaluation("tdx_quote_td15ex_collateral.json").1, 20);
+    // Two evaluations of one platform (lowercased), and another platform.
+    assert_eq!(evaluation("tdx_quote_collateral.json").0, "b0c06f000000");
+    assert_eq!(evaluation("tdx_quote_td15ex_collateral.json").0, "b0c06f000000");
+    assert_eq!(evaluation("tdx_quote_outdated_collateral.json").0, "90c06f000000");
+}

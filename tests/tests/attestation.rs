@@ -219,3 +219,32 @@ fn dcap_quote(bytes: &[u8]) -> String {
     })
     .to_string()
 }
+
+/// Collateral rollback: the relay carries collateral with its quotes, which could be older
+/// TCB info that has not expired yet (a platform rated `UpToDate` before a TCB recovery). The
+/// client's own collateral wins, and a TCB evaluation below the configured minimum is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_clients_own_collateral_wins_and_old_evaluations_are_refused() {
+    let stack = Stack::start();
+    let seed: [u8; 32] = hex::decode(e2e::DEV_SEED).unwrap().try_into().unwrap();
+    let pki = dev_quote::DevPki::from_seed(&seed);
+    let own = |status| {
+        let options = dev_quote::CollateralOptions { tcb_status: status, ..Default::default() };
+        String::from_utf8(pki.collateral(&options)).unwrap()
+    };
+    // The relay's collateral says UpToDate; the client's own says OutOfDate: the client's decides.
+    let mut options = stack.attest_options();
+    options.collateral = Some(own(dev_quote::TcbStatus::OutOfDate));
+    let (report, key) = stack.bare_client().with_attestation(options).attest().await.unwrap();
+    assert_eq!(report.verdict, Verdict::Reject, "{report:#?}");
+    assert!(key.is_none());
+    // The same client source saying UpToDate is accepted.
+    let mut options = stack.attest_options();
+    options.collateral = Some(own(dev_quote::TcbStatus::UpToDate));
+    assert!(stack.bare_client().with_attestation(options).attest().await.unwrap().0.accepted());
+    // A minimum above the collateral's evaluation number refuses it as a rollback.
+    let mut options = stack.attest_options();
+    options.tcb_floor = client::attest::TcbFloor::new(Some(u32::MAX));
+    let (report, _) = stack.bare_client().with_attestation(options).attest().await.unwrap();
+    assert_eq!((report.verdict, report.reason.as_deref()), (Verdict::Reject, Some("collateral_rollback")));
+}

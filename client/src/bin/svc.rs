@@ -48,9 +48,14 @@ struct TrustArgs {
     /// Accepted TCB status (repeatable; default UpToDate).
     #[arg(long = "tcb-status", global = true)]
     tcb_status: Vec<String>,
-    /// Collateral JSON to use when the enclave does not carry it (offline bundle).
+    /// Collateral JSON to verify with (offline bundle); preferred over collateral the relay
+    /// carries.
     #[arg(long, global = true)]
     collateral: Option<PathBuf>,
+    /// Refuse collateral whose TCB info has a lower tcbEvaluationDataNumber (a rollback); the
+    /// highest number seen per platform is also kept as a floor while svc runs.
+    #[arg(long, env = "SVC_MIN_TCB_EVALUATION", global = true)]
+    min_tcb_evaluation: Option<u32>,
     /// Else fetch collateral from this Intel PCS / PCCS base URL (cached until nextUpdate).
     #[arg(long, env = "SVC_PCCS_URL", global = true)]
     pccs: Option<String>,
@@ -261,6 +266,7 @@ impl TrustArgs {
         options.allow_unattested = self.allow_unattested;
         options.collateral = self.collateral.as_deref().map(text).transpose()?;
         options.pccs = self.pccs.as_deref().map(|url| client::pccs::PccsClient::new(url, collateral_cache_dir()));
+        options.tcb_floor = client::attest::TcbFloor::new(self.min_tcb_evaluation);
         Ok(options)
     }
 }

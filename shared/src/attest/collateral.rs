@@ -10,6 +10,15 @@ pub struct Collateral {
     pub(crate) inner: QuoteCollateralV3,
     /// Earliest `nextUpdate` of the TCB info and QE identity: results expire then.
     pub valid_until: Option<u64>,
+    /// The TCB info's platform (FMSPC) and `tcbEvaluationDataNumber`: a later number is a
+    /// later TCB evaluation, so a client that saw one refuses an earlier (rollback).
+    pub tcb_evaluation: Option<TcbEvaluation>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TcbEvaluation {
+    pub fmspc: String,
+    pub number: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,7 +53,13 @@ impl Collateral {
                 crate::time::parse_rfc3339(v.get("nextUpdate")?.as_str()?)
             })
             .min();
-        Ok(Collateral { inner, valid_until })
+        let tcb_evaluation = serde_json::from_str::<serde_json::Value>(&inner.tcb_info).ok().and_then(|v| {
+            Some(TcbEvaluation {
+                fmspc: v.get("fmspc")?.as_str()?.to_ascii_lowercase(),
+                number: u32::try_from(v.get("tcbEvaluationDataNumber")?.as_u64()?).ok()?,
+            })
+        });
+        Ok(Collateral { inner, valid_until, tcb_evaluation })
     }
 }
 
