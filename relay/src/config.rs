@@ -50,6 +50,9 @@ pub struct RelayConfig {
     /// Leading bits of an IPv6 address counted as one caller for the free trial and the
     /// per-address limits (default 64: one subscriber's /64).
     pub guest_ipv6_prefix: u8,
+    /// The SIWS `domain`, `uri` and `chainId` sign-in messages name (default: from the public
+    /// URL, and `mainnet`).
+    pub sign_in: SignInConfig,
     /// Catalog id → GPU-node endpoint for the plaintext `/agent` path, which the relay runs.
     pub models: std::collections::BTreeMap<String, agent::model::EndpointConfig>,
     /// Per model call, retries included.
@@ -95,6 +98,7 @@ impl Default for RelayConfig {
             free_messages_per_day: 5,
             trusted_proxies: Vec::new(),
             guest_ipv6_prefix: 64,
+            sign_in: SignInConfig::default(),
             models: Default::default(),
             model_timeout_secs: 120,
             warmup_attempts: 6,
@@ -107,6 +111,15 @@ impl Default for RelayConfig {
             deposits: Default::default(),
         }
     }
+}
+
+/// The `signIn` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SignInConfig {
+    pub domain: Option<String>,
+    pub uri: Option<String>,
+    pub chain_id: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -178,6 +191,17 @@ impl RelayConfig {
 
     pub fn ledger_key_file(&self) -> PathBuf {
         self.ledger_key_file.clone().unwrap_or_else(|| self.data_dir.join("ledger-key"))
+    }
+
+    /// The origin of sign-in messages: `signIn` when set, else from the public URL.
+    pub fn sign_in_origin(&self) -> crate::accounts::sign_in::Origin {
+        let uri = self.public_url();
+        let from_url = uri.split_once("://").map_or(uri.as_str(), |(_, rest)| rest).split('/').next().unwrap_or("");
+        crate::accounts::sign_in::Origin {
+            domain: self.sign_in.domain.clone().unwrap_or_else(|| from_url.to_string()),
+            uri: self.sign_in.uri.clone().unwrap_or(uri.clone()),
+            chain_id: self.sign_in.chain_id.clone().unwrap_or_else(|| "mainnet".into()),
+        }
     }
 
     pub fn public_url(&self) -> String {

@@ -80,6 +80,7 @@ async fn run() -> Result<(), String> {
         },
         plain: relay::plain_agent::PlainAgent::from_config(&config).map_err(|e| e.to_string())?,
         free_per_day: config.free_messages_per_day,
+        sign_in: config.sign_in_origin(),
         peers: relay::peer::Peers {
             trusted_proxies: config.trusted_proxies.clone(),
             ipv6_prefix: config.guest_ipv6_prefix,

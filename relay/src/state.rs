@@ -25,6 +25,8 @@ pub struct AppState {
     pub plain: PlainAgent,
     pub free_per_day: u32,
     pub peers: crate::peer::Peers,
+    /// The origin sign-in messages name.
+    pub sign_in: crate::accounts::sign_in::Origin,
     pub max_history_turns: u32,
     pub x402: X402,
     pub rate_limits: RateLimitConfig,

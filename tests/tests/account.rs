@@ -92,22 +92,29 @@ async fn call(stack: &Stack, method: reqwest::Method, path: &str, key: &str) -> 
     (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
-/// A wallet signs the challenge: a real ed25519 signature over the exact message.
-async fn sign_in(stack: &Stack, wallet_key: &ed25519_dalek::SigningKey) -> (u16, Value) {
+/// A wallet signs the challenge: a real ed25519 signature over the exact message. `scopes`
+/// are asked for in the challenge and named again at verification (none: the default).
+async fn sign_in_with(stack: &Stack, wallet_key: &ed25519_dalek::SigningKey, scopes: Option<&[&str]>) -> (u16, Value) {
     use ed25519_dalek::Signer;
     let wallet = shared::address::Address(wallet_key.verifying_key().to_bytes()).to_string();
-    let (s, ch) = post(stack, "/api/v1/auth/challenge", serde_json::json!({"wallet": wallet}), None).await;
+    let mut ask = serde_json::json!({"wallet": wallet});
+    if let Some(scopes) = scopes {
+        ask["scopes"] = serde_json::json!(scopes);
+    }
+    let (s, ch) = post(stack, "/api/v1/auth/challenge", ask, None).await;
     assert_eq!(s, 200, "{ch}");
     let message = ch["message"].as_str().unwrap();
     assert!(message.contains(&wallet) && message.contains(ch["nonce"].as_str().unwrap()));
     let signature = shared::ledger::format_id(&wallet_key.sign(message.as_bytes()).to_bytes());
-    post(
-        stack,
-        "/api/v1/auth/verify",
-        serde_json::json!({"wallet": wallet, "nonce": ch["nonce"], "signature": signature}),
-        None,
-    )
-    .await
+    let mut answer = serde_json::json!({"wallet": wallet, "nonce": ch["nonce"], "signature": signature});
+    if let Some(scopes) = scopes {
+        answer["scopes"] = serde_json::json!(scopes);
+    }
+    post(stack, "/api/v1/auth/verify", answer, None).await
+}
+
+async fn sign_in(stack: &Stack, wallet_key: &ed25519_dalek::SigningKey) -> (u16, Value) {
+    sign_in_with(stack, wallet_key, None).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -115,8 +122,10 @@ async fn wallet_sign_in_issues_keys_that_can_be_listed_rotated_and_revoked() {
     use rand_core::OsRng;
     let stack = Stack::start_without_quotes();
     let wallet_key = ed25519_dalek::SigningKey::generate(&mut OsRng);
-    let (s, issued) = sign_in(&stack, &wallet_key).await;
+    // This key manages the wallet's keys: it asked for the `keys` scope.
+    let (s, issued) = sign_in_with(&stack, &wallet_key, Some(&["chat", "account", "keys"])).await;
     assert_eq!(s, 201, "{issued}");
+    assert_eq!(issued["scopes"], "chat account keys");
     let key = issued["apiKey"].as_str().unwrap().to_string();
     let key_id = issued["keyId"].as_str().unwrap().to_string();
     assert!(key.starts_with("sk_svc_") && key.len() > 40);
@@ -145,9 +154,14 @@ async fn wallet_sign_in_issues_keys_that_can_be_listed_rotated_and_revoked() {
     let (_, bal) = balance(&stack, Some(&new_key)).await;
     assert_eq!((bal["keyId"].as_str(), bal["balances"][0]["amount"].as_str()), (Some(key_id.as_str()), Some("42")));
 
-    // A second key for the same wallet, then the list, then revocation.
+    // A second key for the same wallet (default scopes), then the list, then revocation.
     let (_, second) = sign_in(&stack, &wallet_key).await;
+    assert_eq!(second["scopes"], "chat account swap");
     let second_id = second["keyId"].as_str().unwrap().to_string();
+    // Without `keys` it cannot manage keys, not even its own wallet's.
+    let second_key = second["apiKey"].as_str().unwrap();
+    let (s, body) = call(&stack, reqwest::Method::POST, &format!("/api/v1/keys/{key_id}/rotate"), second_key).await;
+    assert_eq!((s, body["error"].as_str()), (403, Some("forbidden")), "{body}");
     let (s, listed) = call(&stack, reqwest::Method::GET, "/api/v1/keys", &new_key).await;
     assert_eq!(s, 200);
     let ids: Vec<&str> = listed["keys"].as_array().unwrap().iter().map(|k| k["keyId"].as_str().unwrap()).collect();
@@ -162,7 +176,7 @@ async fn wallet_sign_in_issues_keys_that_can_be_listed_rotated_and_revoked() {
 
     // Another wallet cannot touch these keys.
     let other = ed25519_dalek::SigningKey::generate(&mut OsRng);
-    let (_, other_issued) = sign_in(&stack, &other).await;
+    let (_, other_issued) = sign_in_with(&stack, &other, Some(&["keys"])).await;
     let other_key = other_issued["apiKey"].as_str().unwrap();
     let (s, _) = call(&stack, reqwest::Method::DELETE, &format!("/api/v1/keys/{key_id}"), other_key).await;
     assert_eq!(s, 404);
@@ -260,4 +274,44 @@ async fn models_list_matches_the_contract() {
     assert_eq!(data[0]["pricePerMillionTokens"], serde_json::json!({"amount": "200000", "currency": "usdc"}));
     let r = reqwest::get(format!("{}/api/v1/models", stack.relay_url)).await.unwrap();
     assert_eq!(r.status(), 401);
+}
+
+/// The challenge is a Sign-In-With-Solana message naming this service's domain and URI, so a
+/// wallet shows a phishing site that relays it someone else's domain; the scopes are in the
+/// signed statement, so other scopes than the wallet signed for are refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_challenge_is_a_siws_message_and_its_scopes_are_signed() {
+    use ed25519_dalek::Signer;
+    use rand_core::OsRng;
+    let stack = Stack::start_without_quotes();
+    let wallet_key = ed25519_dalek::SigningKey::generate(&mut OsRng);
+    let wallet = shared::address::Address(wallet_key.verifying_key().to_bytes()).to_string();
+    let ask = serde_json::json!({"wallet": wallet, "scopes": ["chat"]});
+    let (_, ch) = post(&stack, "/api/v1/auth/challenge", ask, None).await;
+    let message = ch["message"].as_str().unwrap();
+    let lines: Vec<&str> = message.lines().collect();
+    let host = stack.relay_url.strip_prefix("http://").unwrap();
+    assert_eq!(lines[0], format!("{host} wants you to sign in with your Solana account:"));
+    assert_eq!(lines[1], wallet);
+    assert_eq!(lines[3], "Issue an API key for the private inference service with the scopes: chat.");
+    assert_eq!(lines[5], format!("URI: {}", stack.relay_url));
+    assert_eq!(&lines[6..9], ["Version: 1", "Chain ID: mainnet", &format!("Nonce: {}", ch["nonce"].as_str().unwrap())]);
+    assert!(lines[9].starts_with("Issued At: 20") && lines[10].starts_with("Expiration Time: 20"), "{message}");
+    // Verified with more scopes than signed: the message differs, so the signature fails.
+    let signature = shared::ledger::format_id(&wallet_key.sign(message.as_bytes()).to_bytes());
+    let answer = serde_json::json!({"wallet": wallet, "nonce": ch["nonce"], "signature": signature,
+                                    "scopes": ["chat", "keys"]});
+    let (s, body) = post(&stack, "/api/v1/auth/verify", answer, None).await;
+    assert_eq!((s, body["error"].as_str()), (401, Some("unauthorized")), "{body}");
+    // The scopes signed for: a chat-only key.
+    let (s, issued) = sign_in_with(&stack, &wallet_key, Some(&["chat"])).await;
+    assert_eq!((s, issued["scopes"].as_str()), (201, Some("chat")));
+    let (s, _) = balance(&stack, issued["apiKey"].as_str()).await;
+    assert_eq!(s, 403, "a chat-only key cannot read the account");
+    // Unknown or empty scopes: 400 before any challenge.
+    for scopes in [serde_json::json!(["admin"]), serde_json::json!([])] {
+        let (s, body) =
+            post(&stack, "/api/v1/auth/challenge", serde_json::json!({"wallet": wallet, "scopes": scopes}), None).await;
+        assert_eq!((s, body["error"].as_str()), (400, Some("invalid_field")), "{body}");
+    }
 }

@@ -26,7 +26,10 @@ async fn fresh_postgres(label: &str) -> Option<String> {
 
 async fn stack(database_url: Option<String>) -> (Stack, standins::Running) {
     let (model, _) = openai::start(vec![Turn::text("paid answer")]).await;
-    let mut relay = json!({"agentPricePerCall": PRICE});
+    // One service's relays name one origin in sign-in messages (here it is not their own
+    // listen address, which differs per relay).
+    let mut relay =
+        json!({"agentPricePerCall": PRICE, "signIn": {"domain": "relays.test", "uri": "https://relays.test"}});
     if let Some(url) = database_url {
         relay["databaseUrl"] = json!(url);
     }
@@ -141,7 +144,7 @@ async fn two_relays_on_one_postgres_are_one_service() {
     let http = reqwest::Client::new();
     let ch: Value = http
         .post(format!("{a}/api/v1/auth/challenge"))
-        .json(&json!({"wallet": wallet}))
+        .json(&json!({"wallet": wallet, "scopes": ["chat", "account", "keys"]}))
         .send()
         .await
         .unwrap()
@@ -151,7 +154,8 @@ async fn two_relays_on_one_postgres_are_one_service() {
     let signature = shared::ledger::format_id(&wallet_key.sign(ch["message"].as_str().unwrap().as_bytes()).to_bytes());
     let issued: Value = http
         .post(format!("{b}/api/v1/auth/verify"))
-        .json(&json!({"wallet": wallet, "nonce": ch["nonce"], "signature": signature}))
+        .json(&json!({"wallet": wallet, "nonce": ch["nonce"], "signature": signature,
+                      "scopes": ["chat", "account", "keys"]}))
         .send()
         .await
         .unwrap()

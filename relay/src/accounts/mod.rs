@@ -19,6 +19,7 @@ impl From<AccountError> for RelayError {
                 RelayError::Unauthorized("signature does not verify for this wallet and challenge")
             }
             AccountError::NotFound => RelayError::NotFound("no such key for this wallet"),
+            AccountError::BadScopes => RelayError::input(shared::wire::codes::INVALID_FIELD, e.to_string()),
             AccountError::Store(err) => err.into(),
         }
     }

@@ -15,6 +15,9 @@ use crate::state::App;
 pub struct ChallengeRequest {
     /// The wallet's address (base58).
     wallet: String,
+    /// Scopes the key will hold (`chat`, `account`, `swap`, `keys`); default all but `keys`.
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -34,7 +37,9 @@ pub async fn challenge(State(app): State<App>, body: Body) -> Result<Json<Challe
     let body = crate::body::read(body, crate::body::MAX_SMALL_BODY).await?;
     let req: ChallengeRequest = serde_json::from_slice(&body)
         .map_err(|_| RelayError::BadRequest("body must be {\"wallet\": \"<base58>\"}".into()))?;
-    let (nonce, message, expires_at) = sign_in::challenge(&app.store, &req.wallet, crate::unix_now()).await?;
+    let scopes = sign_in::scopes(req.scopes.as_deref())?;
+    let (nonce, message, expires_at) =
+        sign_in::challenge(&app.store, &app.sign_in, &req.wallet, &scopes, crate::unix_now()).await?;
     Ok(Json(Challenge { nonce, message, expires_at: shared::time::rfc3339(expires_at.max(0) as u64) }))
 }
 
@@ -44,6 +49,9 @@ pub struct SignInRequest {
     nonce: String,
     /// ed25519 signature of the challenge message, base58.
     signature: String,
+    /// The scopes of the challenge (they are in the signed message).
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -51,7 +59,7 @@ pub struct SignInRequest {
 pub struct IssuedKey {
     pub api_key: String,
     pub key_id: String,
-    pub scopes: &'static str,
+    pub scopes: String,
 }
 
 /// `POST /api/v1/auth/verify {wallet, nonce, signature}` → 201 `{apiKey, keyId, scopes}`.
@@ -64,13 +72,16 @@ pub async fn sign_in(State(app): State<App>, body: Body) -> Result<(StatusCode, 
     let body = crate::body::read(body, crate::body::MAX_SMALL_BODY).await?;
     let req: SignInRequest = serde_json::from_slice(&body)
         .map_err(|_| RelayError::BadRequest("body must be {wallet, nonce, signature}".into()))?;
+    let scopes = sign_in::scopes(req.scopes.as_deref())?;
+    let now = crate::unix_now();
     let (api_key, key_id) =
-        sign_in::sign_in(&app.store, &req.wallet, &req.nonce, &req.signature, crate::unix_now()).await?;
-    Ok((StatusCode::CREATED, Json(IssuedKey { api_key, key_id, scopes: sign_in::ALL_SCOPES })))
+        sign_in::sign_in(&app.store, &app.sign_in, &req.wallet, &req.nonce, &req.signature, &scopes, now).await?;
+    Ok((StatusCode::CREATED, Json(IssuedKey { api_key, key_id, scopes })))
 }
 
 async fn wallet_caller(app: &App, headers: &HeaderMap) -> Result<String, RelayError> {
-    let caller = app.keys.check(headers, "account").await?;
+    // Managing keys needs the `keys` scope, which only a sign-in that asked for it grants.
+    let caller = app.keys.check(headers, "keys").await?;
     caller.wallet.ok_or_else(|| RelayError::Forbidden("operator keys from configuration have no wallet".into()))
 }
 

@@ -9,8 +9,31 @@ use sqlx::Row;
 
 use crate::store::{Store, StoreError};
 
-/// Scopes a key can hold: `chat` (private inference) and `account` (keys, balance).
-pub const ALL_SCOPES: &str = "chat account swap";
+/// Scopes a key can hold: `chat` (private inference and the agent), `account` (balance,
+/// usage, deposits), `swap` (the Agent Privacy API), `keys` (list, rotate and revoke the
+/// wallet's keys).
+pub const SCOPES: [&str; 4] = ["chat", "account", "swap", "keys"];
+/// What a sign-in that names no scopes gets: everything but managing keys.
+pub const DEFAULT_SCOPES: &str = "chat account swap";
+
+/// Who asks the wallet to sign: the SIWS `domain`, `URI` and `Chain ID` of the message, from
+/// the relay's configuration. A wallet shows the domain, so a phishing site that relays a
+/// challenge shows someone else's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub domain: String,
+    pub uri: String,
+    pub chain_id: String,
+}
+
+/// The scopes asked for, checked and in canonical order; none asked: [`DEFAULT_SCOPES`].
+pub fn scopes(requested: Option<&[String]>) -> Result<String, AccountError> {
+    let Some(requested) = requested else { return Ok(DEFAULT_SCOPES.into()) };
+    if requested.is_empty() || requested.iter().any(|s| !SCOPES.contains(&s.as_str())) {
+        return Err(AccountError::BadScopes);
+    }
+    Ok(SCOPES.iter().filter(|s| requested.iter().any(|r| r == *s)).copied().collect::<Vec<_>>().join(" "))
+}
 /// How long a challenge may be answered.
 pub const CHALLENGE_TTL_SECS: i64 = 300;
 
@@ -26,6 +49,8 @@ pub enum AccountError {
     BadSignature,
     #[error("no such key for this wallet")]
     NotFound,
+    #[error("scopes must be a non-empty list of chat, account, swap, keys")]
+    BadScopes,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -53,11 +78,19 @@ pub fn hash_key(key: &str) -> String {
     hex::encode(shared::sha256(key.as_bytes()))
 }
 
-/// The exact text the wallet signs.
-pub fn challenge_message(wallet: &str, nonce: &str, expires_at: i64) -> String {
+/// The exact text the wallet signs: a Sign-In-With-Solana message (the CAIP-122 / EIP-4361
+/// layout), whose statement names the scopes the key will hold.
+pub fn challenge_message(origin: &Origin, wallet: &str, nonce: &str, scopes: &str, expires_at: i64) -> String {
+    let time = |t: i64| shared::time::rfc3339(t.max(0) as u64);
     format!(
-        "svc wants you to sign in with your Solana account:\n{wallet}\n\nIssue an API key for the private inference service.\n\nNonce: {nonce}\nExpiration Time: {}",
-        shared::time::rfc3339(expires_at.max(0) as u64)
+        "{domain} wants you to sign in with your Solana account:\n{wallet}\n\n\
+         Issue an API key for the private inference service with the scopes: {scopes}.\n\n\
+         URI: {uri}\nVersion: 1\nChain ID: {chain}\nNonce: {nonce}\nIssued At: {issued}\nExpiration Time: {expires}",
+        domain = origin.domain,
+        uri = origin.uri,
+        chain = origin.chain_id,
+        issued = time(expires_at - CHALLENGE_TTL_SECS),
+        expires = time(expires_at),
     )
 }
 
@@ -66,8 +99,14 @@ fn wallet_key(wallet: &str) -> Result<VerifyingKey, AccountError> {
     VerifyingKey::from_bytes(&address.0).map_err(|_| AccountError::BadWallet)
 }
 
-/// Issues a challenge for `wallet`: `(nonce, message, expires_at)`.
-pub async fn challenge(store: &Store, wallet: &str, now: i64) -> Result<(String, String, i64), AccountError> {
+/// Issues a challenge for `wallet` and `scopes` (from [`scopes`]): `(nonce, message, expires_at)`.
+pub async fn challenge(
+    store: &Store,
+    origin: &Origin,
+    wallet: &str,
+    scopes: &str,
+    now: i64,
+) -> Result<(String, String, i64), AccountError> {
     wallet_key(wallet)?;
     let nonce = random_hex(16);
     let expires_at = now + CHALLENGE_TTL_SECS;
@@ -77,16 +116,20 @@ pub async fn challenge(store: &Store, wallet: &str, now: i64) -> Result<(String,
         .bind(expires_at)
         .execute(store.pool())
         .await?;
-    Ok((nonce.clone(), challenge_message(wallet, &nonce, expires_at), expires_at))
+    Ok((nonce.clone(), challenge_message(origin, wallet, &nonce, scopes, expires_at), expires_at))
 }
 
-/// Verifies the signed challenge and issues a key: `(api_key, key_id)`. The challenge is
-/// spent by the first attempt, right or wrong, and the key is issued in the same transaction.
+/// Verifies the signed challenge and issues a key with `scopes`: `(api_key, key_id)`. The
+/// scopes are not stored with the challenge: the signed message names them, so other scopes
+/// than the ones the wallet signed make the signature fail. The challenge is spent by the first
+/// attempt, right or wrong, and the key is issued in the same transaction.
 pub async fn sign_in(
     store: &Store,
+    origin: &Origin,
     wallet: &str,
     nonce: &str,
     signature: &str,
+    scopes: &str,
     now: i64,
 ) -> Result<(String, String), AccountError> {
     let key = wallet_key(wallet)?;
@@ -102,7 +145,7 @@ pub async fn sign_in(
     .await?;
     let Some(row) = spent else { return Err(AccountError::BadChallenge) };
     let expires_at: i64 = row.try_get("expires_at")?;
-    let message = challenge_message(wallet, nonce, expires_at);
+    let message = challenge_message(origin, wallet, nonce, scopes, expires_at);
     if key.verify_strict(message.as_bytes(), &Signature::from_bytes(&sig)).is_err() {
         // One attempt per challenge: a wrong signature spends it too.
         tx.commit().await?;
@@ -114,7 +157,7 @@ pub async fn sign_in(
         .bind(&key_id)
         .bind(hash_key(&secret))
         .bind(wallet)
-        .bind(ALL_SCOPES)
+        .bind(scopes)
         .bind(now)
         .execute(&mut *tx)
         .await?;
