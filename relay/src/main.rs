@@ -54,6 +54,8 @@ async fn run() -> Result<(), String> {
     let store = Store::open(&config.database_url()).await.map_err(|e| e.to_string())?;
     let key = load_or_create_key(&config.ledger_key_file()).map_err(|e| e.to_string())?;
     let program_id = config.program_id().map_err(|e| e.to_string())?;
+    // One key for commits, anchors and tree heads (docs/log.md "Keys").
+    let log = relay::log::TransparencyLog::new(key.clone(), store.clone(), config.log.clone());
     let commits = CommitLog::new(key, program_id, store.clone());
     tracing::info!(
         backend = if store.is_sqlite { "sqlite" } else { "postgres" },
@@ -71,6 +73,7 @@ async fn run() -> Result<(), String> {
         keys: ApiKeys::new(&config.api_keys, store.clone()),
         store,
         commits,
+        log,
         public_url: config.public_url(),
         prices: Prices {
             per_million_tokens: config.price_per_million_tokens.clone(),
@@ -92,6 +95,7 @@ async fn run() -> Result<(), String> {
     relay::agents_v1::start(&state);
     relay::billing::deposits::start(&state);
     relay::x402::start_reconciler(&state);
+    relay::log::anchor::start(&state);
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
