@@ -9,6 +9,7 @@ pub mod chat;
 pub mod deposits;
 pub mod error;
 pub mod key_cache;
+pub mod log;
 pub mod pccs;
 pub mod provision;
 pub mod receipts;
