@@ -215,6 +215,11 @@ mod tests {
             "/agents/v1/quote",
             "/agents/v1/swaps/oneshot/{id}/execute",
             "/attestation/by-tx/{signature}",
+            "/log/v1/sth",
+            "/log/v1/proof/inclusion",
+            "/log/v1/proof/consistency",
+            "/log/v1/entries",
+            "/log/v1/anchors",
             "/health",
         ] {
             assert!(paths.contains_key(p), "{p} missing");
