@@ -44,7 +44,7 @@ pub struct InclusionQuery {
 }
 
 #[utoipa::path(get, path = "/log/v1/proof/inclusion", tag = "log",
-    summary = "The audit path of a receipt's leaf, with a signed head of that size", params(("leafHash" = Option<String>, Query, description = "hex of SHA-256(0x00 ‖ entry)"),
+    summary = "The audit path of a receipt's leaf, with a signed head of that size", params(("leafHash" = Option<String>, Query, description = "hex of SHA-256(0x00 ‖ entry)", pattern = "^[0-9a-fA-F]{64}$"),
            ("address" = Option<String>, Query, description = "or the receipt's ledger address (base58)"),
            ("treeSize" = Option<u64>, Query, description = "the size to prove against; default the current size")),
     responses((status = 200, body = InclusionProof), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
