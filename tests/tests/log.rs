@@ -213,4 +213,9 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     assert!(err.contains("log:      leaf 4 of 5 (inclusion verified"), "{err}");
     let (code, err) = svc(&["--log-key", &hex::encode([9u8; 32]), "receipt", "--proof", &out.receipt.address]);
     assert_ne!(code, 0, "a head signed by another key than the pinned one must fail: {err}");
+    assert!(err.contains("signed by another key"), "{err}");
+    // `svc chat` shows the reply, then fails on the log check.
+    let (code, err) = svc(&["--log-key", &hex::encode([9u8; 32]), "chat", "--max-tokens", "8", "Hi again."]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("receipt:  ") && err.contains("transparency log check failed"), "{err}");
 }

@@ -296,14 +296,19 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let options = ChatOptions { model, max_tokens, temperature: None };
             let out = client.chat(&prompt, &options).await?;
             // The receipt is in the log as soon as it is committed (same database transaction).
-            let entry =
-                shared::tlog::entry::chat(&out.receipt).ok_or(Failure(1, "the receipt has no log entry".into()))?;
-            let logged = client.log_proof(&entry, log_key.as_ref()).await?;
+            // The reply is shown either way; a failed log check is reported and fails the run.
+            let logged = match shared::tlog::entry::chat(&out.receipt) {
+                Some(entry) => client.log_proof(&entry, log_key.as_ref()).await.map_err(|e| e.to_string()),
+                None => Err("the receipt has no log entry".to_string()),
+            };
             if json {
                 print_json(&serde_json::json!({
                     "reply": out.reply, "model": out.model, "provider": out.provider, "usage": out.usage,
                     "receipt": out.receipt, "onchainAttestation": out.onchain, "unattested": out.unattested,
-                    "log": logged,
+                    "log": match &logged {
+                        Ok(check) => serde_json::json!(check),
+                        Err(e) => serde_json::json!({"error": e}),
+                    },
                 }));
             } else {
                 println!("{}", out.reply);
@@ -312,8 +317,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 eprintln!("tokens:   {} prompt + {} completion", out.usage.prompt_tokens, out.usage.completion_tokens);
                 eprintln!("receipt:  {} (signature, address, hash, nonce and keys verified)", out.onchain.address);
                 eprintln!("commit:   {}", out.onchain.explorer_url);
-                for line in client::log::describe(&logged) {
-                    eprintln!("{line}");
+                if let Ok(check) = &logged {
+                    for line in client::log::describe(check) {
+                        eprintln!("{line}");
+                    }
                 }
             }
             if out.unattested {
@@ -322,6 +329,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 );
             } else {
                 eprintln!("enclave:  attested (quote verified against the trust root and measurements, nonce signed)");
+            }
+            if let Err(e) = logged {
+                return Err(Failure(1, format!("transparency log check failed: {e}")));
             }
         }
         Command::Agent { prompt, encrypted: true, model, json, no_tools, chat_id, braid, plan } => {
