@@ -57,6 +57,10 @@ async fn run() -> Result<(), String> {
     // One key for commits, anchors and tree heads (docs/log.md "Keys").
     let log = relay::log::TransparencyLog::new(key.clone(), store.clone(), config.log.clone());
     let commits = CommitLog::new(key, program_id, store.clone());
+    let backfilled = relay::log::backfill::backfill(&store, relay::unix_now()).await.map_err(|e| e.to_string())?;
+    if backfilled > 0 {
+        tracing::info!(receipts = backfilled, "appended receipts committed before the log existed");
+    }
     tracing::info!(
         backend = if store.is_sqlite { "sqlite" } else { "postgres" },
         ledger_key = %shared::address::Address(commits.public_key()),

@@ -199,3 +199,55 @@ async fn postgres_anchoring_once_per_head() {
     anchoring(&db.url).await;
     db.finish().await;
 }
+
+/// Receipts stored before the log existed are appended once, oldest first, and new commits
+/// follow them.
+async fn backfill(url: &str) {
+    let r = relay(url).await;
+    let store = r.log.store().clone();
+    let key = SigningKey::from_bytes(&LEDGER_KEY);
+    for n in 0..3u32 {
+        // As a relay before migration 0012 stored them: a commit and a receipt, no leaf.
+        let (receipt, hash) = receipt(100 + n);
+        let (bytes, commit) = shared::ledger::build(&key, &default_program_id(), &[n as u8; 32], &hash);
+        let mut tx = store.begin().await.unwrap();
+        store.insert_commit(&mut tx, 1000 + i64::from(n), &commit.id(), &bytes, 1).await.unwrap();
+        let json = serde_json::to_string(&receipt).unwrap();
+        store
+            .insert_receipt(
+                &mut tx,
+                &commit.id(),
+                &receipt.address,
+                &receipt.encrypted_prompt_hash,
+                &json,
+                i64::from(n),
+            )
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+    }
+    assert_eq!(read::size(store.pool()).await.unwrap(), 0);
+    let (x, y) = tokio::join!(relay::log::backfill::backfill(&store, 5), relay::log::backfill::backfill(&store, 5));
+    assert_eq!(x.unwrap() + y.unwrap(), 3, "each old receipt appended once, even by two relays at once");
+    assert_eq!(relay::log::backfill::backfill(&store, 6).await.unwrap(), 0);
+    let (r0, _) = receipt(100);
+    assert_eq!(read::index_of_address(store.pool(), &r0.address).await.unwrap(), Some(0), "oldest first");
+    let (fresh, h) = receipt(7);
+    r.commits.commit(&fresh, &h, 7).await.unwrap();
+    assert_eq!(read::index_of_address(store.pool(), &fresh.address).await.unwrap(), Some(3));
+    assert_eq!(stored_leaves(&store).await.len(), 4);
+}
+
+#[tokio::test]
+async fn sqlite_backfill() {
+    let db = common::sqlite().await;
+    backfill(&db.url).await;
+    db.finish().await;
+}
+
+#[tokio::test]
+async fn postgres_backfill() {
+    let Some(db) = common::postgres("log_backfill").await else { return };
+    backfill(&db.url).await;
+    db.finish().await;
+}

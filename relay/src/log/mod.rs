@@ -5,6 +5,7 @@
 
 pub mod anchor;
 pub mod append;
+pub mod backfill;
 pub mod read;
 pub mod routes;
 
