@@ -184,11 +184,11 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let list_later = anchors(&stack).await;
     assert_eq!(list_later, list, "no new anchor without new leaves");
-    let mut sizes: Vec<u64> = list.iter().map(|a| a.sth.tree_size).collect();
-    assert_eq!(sizes, vec![4, 3]);
-    sizes.dedup();
-    assert_eq!(sizes.len(), list.len());
-    assert_eq!(list[1], before[0], "the anchor from before the restart is unchanged");
+    // Earlier heads (1 or 2 leaves) may have been anchored between the chats: the interval is 1 s.
+    let sizes: Vec<u64> = list.iter().map(|a| a.sth.tree_size).collect();
+    assert_eq!(sizes[..2], [4, 3], "{sizes:?}");
+    assert!(sizes.windows(2).all(|w| w[0] > w[1]), "newest first, no size twice: {sizes:?}");
+    assert_eq!(list[1..], before[..], "the anchors from before the restart are unchanged");
 
     // `svc receipt --proof` and `svc chat` print what they checked.
     let svc = |args: &[&str]| {
