@@ -25,13 +25,14 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 
-## Benchmarks: enclave crypto, quote verification, sealed objects (criterion), debits/s,
-## provisioning round trips, swap quotes and sessions per minute, the proxy's added latency
-## (docs/benchmarks.md).
+## Benchmarks: enclave crypto, quote verification, sealed objects (criterion), debits/s, log
+## appends/s and proofs at 1M entries, provisioning round trips, swap quotes and sessions per
+## minute, the proxy's added latency (docs/benchmarks.md).
 bench:
 	cargo bench --locked -p shared --all-features
 	cargo bench --locked -p enclave --bench sealed
 	cargo bench --locked -p relay --bench debits
+	cargo bench --locked -p relay --bench log
 	cargo build --locked --release --bins --features enclave/dev-quotes
 	cargo bench --locked -p e2e --bench provision
 	cargo bench --locked -p e2e --bench swaps

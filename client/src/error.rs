@@ -14,6 +14,8 @@ pub enum ClientError {
     ReplyUndecryptable,
     #[error("receipt check failed: {0}")]
     Receipt(#[from] ReceiptError),
+    #[error("transparency log check failed: {0}")]
+    Log(#[from] crate::log::LogError),
     #[error("receipt does not match the request: {0}")]
     Mismatch(&'static str),
     #[error("enclave key check failed: {0}")]

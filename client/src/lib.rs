@@ -10,6 +10,7 @@ pub mod completions;
 pub mod deposits;
 pub mod error;
 pub mod key_cache;
+pub mod log;
 pub mod pccs;
 pub mod provision;
 pub mod proxy;

@@ -72,6 +72,8 @@ pub struct RelayConfig {
     pub discovery: crate::discovery::DiscoveryConfig,
     /// Deposits from the chain (docs/billing.md "Deposits").
     pub deposits: crate::billing::deposits::DepositsConfig,
+    /// The transparency log: anchoring interval (docs/log.md).
+    pub log: crate::log::LogConfig,
 }
 
 impl Default for RelayConfig {
@@ -109,6 +111,7 @@ impl Default for RelayConfig {
             agents: Default::default(),
             discovery: Default::default(),
             deposits: Default::default(),
+            log: Default::default(),
         }
     }
 }

@@ -4,8 +4,8 @@
 //! stores a private request or reply.
 //!
 //! One folder per subsystem (DESIGN.md §3): `private/` (the one ciphertext pipeline),
-//! `accounts/`, `billing/`, `x402/`, `receipts/`, `plain_agent/` (the one plaintext path),
-//! `enclaves/`, `discovery/`; `state`, `router` and `error` tie them together.
+//! `accounts/`, `billing/`, `x402/`, `receipts/`, `log/` (the transparency log), `plain_agent/`
+//! (the one plaintext path), `enclaves/`, `discovery/`; `state`, `router` and `error` tie them together.
 
 pub mod accounts;
 pub mod admin;
@@ -19,6 +19,7 @@ pub mod enclaves;
 pub mod error;
 pub mod failpoint;
 pub mod housekeeping;
+pub mod log;
 pub mod mcp;
 pub mod peer;
 pub mod plain_agent;

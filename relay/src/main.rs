@@ -54,7 +54,13 @@ async fn run() -> Result<(), String> {
     let store = Store::open(&config.database_url()).await.map_err(|e| e.to_string())?;
     let key = load_or_create_key(&config.ledger_key_file()).map_err(|e| e.to_string())?;
     let program_id = config.program_id().map_err(|e| e.to_string())?;
+    // One key for commits, anchors and tree heads (docs/log.md "Keys").
+    let log = relay::log::TransparencyLog::new(key.clone(), store.clone(), config.log.clone());
     let commits = CommitLog::new(key, program_id, store.clone());
+    let backfilled = relay::log::backfill::backfill(&store, relay::unix_now()).await.map_err(|e| e.to_string())?;
+    if backfilled > 0 {
+        tracing::info!(receipts = backfilled, "appended receipts committed before the log existed");
+    }
     tracing::info!(
         backend = if store.is_sqlite { "sqlite" } else { "postgres" },
         ledger_key = %shared::address::Address(commits.public_key()),
@@ -71,6 +77,7 @@ async fn run() -> Result<(), String> {
         keys: ApiKeys::new(&config.api_keys, store.clone()),
         store,
         commits,
+        log,
         public_url: config.public_url(),
         prices: Prices {
             per_million_tokens: config.price_per_million_tokens.clone(),
@@ -98,6 +105,7 @@ async fn run() -> Result<(), String> {
     relay::x402::start_reconciler(&state);
     let abandon_after = config.abandoned_usage_secs.unwrap_or(config.enclave_timeout_secs + 60);
     relay::housekeeping::start(&state, abandon_after);
+    relay::log::anchor::start(&state);
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;

@@ -13,7 +13,7 @@ use axum::routing::{delete, get, post};
 
 use crate::error::RelayError;
 use crate::state::App;
-use crate::{accounts, agent_route, agents_v1, billing, discovery, enclaves, private, receipts, x402};
+use crate::{accounts, agent_route, agents_v1, billing, discovery, enclaves, log, private, receipts, x402};
 
 pub fn router(state: App) -> Router {
     let api = routes().with_state(state.clone());
@@ -31,6 +31,11 @@ fn routes() -> Router<App> {
         .route("/attestation/by-hash/{hash}", get(receipts::lookups::by_hash))
         .route("/attestation/by-tx/{signature}", get(receipts::lookups::by_tx))
         .route("/attestation/{address}", get(receipts::lookups::by_address))
+        .route("/log/v1/sth", get(log::routes::sth))
+        .route("/log/v1/proof/inclusion", get(log::routes::inclusion))
+        .route("/log/v1/proof/consistency", get(log::routes::consistency))
+        .route("/log/v1/entries", get(log::routes::entries))
+        .route("/log/v1/anchors", get(log::routes::anchors))
         .layer(middleware::map_response(receipts::lookups::cors_open));
     Router::new()
         .route("/tee/public-key", get(enclaves::routes::public_key))

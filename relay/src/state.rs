@@ -18,6 +18,8 @@ pub struct AppState {
     pub keys: ApiKeys,
     pub store: Store,
     pub commits: CommitLog,
+    /// The transparency log of receipts (`/log/v1`).
+    pub log: crate::log::TransparencyLog,
     /// Base of links the relay hands out (`explorerUrl`, x402 resources).
     pub public_url: String,
     pub prices: Prices,

@@ -17,6 +17,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (7, include_str!("../migrations/0007_sealed_objects.sql")),
     (8, include_str!("../migrations/0008_swap_sessions.sql")),
     (11, include_str!("../migrations/0011_chain_deposits.sql")),
+    (12, include_str!("../migrations/0012_transparency_log.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -119,9 +119,21 @@ async fn receipts_commit_once(store: &Store) {
         enclave_pubkey: String::new(),
         signature: String::new(),
     };
+    // Signed as the enclave signs it: the log's entry binds the signature.
+    let enclave = ed25519_dalek::SigningKey::from_bytes(&[6; 32]);
+    let sign = |r: shared::swap::SwapReceipt| {
+        use ed25519_dalek::Signer;
+        let signature = enclave.sign(&r.message().unwrap()).to_bytes();
+        shared::swap::SwapReceipt {
+            enclave_pubkey: shared::b64::encode(enclave.verifying_key().as_bytes()),
+            signature: shared::b64::encode(signature),
+            ..r
+        }
+    };
+    let receipt = sign(receipt);
     let first = log.commit_swap(&receipt, 10).await.unwrap();
     // The step redone later signs again, with a later timestamp.
-    let later = shared::swap::SwapReceipt { timestamp: 2, ..receipt.clone() };
+    let later = sign(shared::swap::SwapReceipt { timestamp: 2, ..receipt.clone() });
     let again = log.commit_swap(&later, 11).await.unwrap();
     assert_eq!(first, again, "a session's receipt is committed once");
     let stored = sessions::get(store, &receipt.session_id).await.unwrap().unwrap();
@@ -129,6 +141,10 @@ async fn receipts_commit_once(store: &Store) {
     assert_eq!(stored.attestation_address.as_deref(), Some(receipt.address.as_str()));
     let kept: shared::swap::SwapReceipt = serde_json::from_str(&stored.receipt_json.unwrap()).unwrap();
     assert_eq!(kept.timestamp, 1, "the first receipt stays");
+    // In the transparency log once, as the first receipt's entry.
+    let entries = relay::log::read::entries(store.pool(), 0, 10).await.unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].entry, hex::encode(shared::tlog::entry::swap(&receipt).unwrap()));
 }
 
 /// Two relays on one database claim 20 funded sessions at once: each is taken exactly once.

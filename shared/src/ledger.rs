@@ -7,6 +7,8 @@
 //! keys, recent blockhash, instructions), so a Solana writer can post the same message; the
 //! embedded ledger chains commits by using the previous commit's hash as the blockhash.
 
+pub mod anchor;
+
 use ed25519_dalek::{Signer, SigningKey};
 
 use crate::address::Address;
@@ -58,6 +60,11 @@ fn message(payer: &[u8; 32], program_id: &Address, blockhash: &[u8; 32], prompt_
     let mut data = Vec::with_capacity(DATA_LEN);
     data.push(ATTEST_V2_TAG);
     data.extend_from_slice(prompt_hash);
+    one_instruction(payer, program_id, blockhash, data)
+}
+
+/// A transaction of one instruction to `program_id` with no accounts, paid by `payer`.
+fn one_instruction(payer: &[u8; 32], program_id: &Address, blockhash: &[u8; 32], data: Vec<u8>) -> Message {
     Message {
         // 1 required signature, 0 read-only signed, 1 read-only unsigned (the program).
         header: MessageHeader {

@@ -26,6 +26,8 @@ pub mod solana;
 #[cfg(feature = "solana")]
 pub mod swap;
 pub mod time;
+#[cfg(feature = "tlog")]
+pub mod tlog;
 pub mod wire;
 #[cfg(feature = "x402")]
 pub mod x402;

@@ -127,6 +127,14 @@ async fn a_oneshot_swap_settles_with_exact_balances_and_a_verified_receipt() {
     );
     let commit = view["attestationTxSig"].as_str().unwrap();
     assert_eq!(view["explorer"]["attestation"], format!("{base}/attestation/by-tx/{commit}").as_str());
+    // The receipt is a leaf of the transparency log, appended with its commit (docs/log.md).
+    let entry = shared::tlog::entry::swap(&receipt).unwrap();
+    let logged = client.log_proof(&entry, None).await.unwrap();
+    let (status, entries) =
+        get(&format!("{base}/log/v1/entries?start={0}&end={1}", logged.leaf_index, logged.leaf_index + 1)).await;
+    assert_eq!(status, 200, "{entries}");
+    assert_eq!(entries["entries"][0]["address"], receipt.address.as_str());
+    assert_eq!(entries["entries"][0]["entry"], hex::encode(&entry).as_str());
 
     // Execute again with the same funding: the same answer, nothing moves.
     let again = client.execute_oneshot(&id, &funding_sig).await.unwrap();

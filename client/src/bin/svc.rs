@@ -28,6 +28,10 @@ struct Cli {
     /// Attestation program id receipts are addressed under (base58).
     #[arg(long, env = "SVC_PROGRAM_ID", global = true)]
     program_id: Option<String>,
+    /// The transparency log's key (hex ed25519, the relay's ledger key) to require on every
+    /// tree head; default: the key the heads name, which must then agree with each other.
+    #[arg(long, env = "SVC_LOG_KEY", global = true)]
+    log_key: Option<String>,
     /// File caching the verified enclave key between runs (default: none).
     #[arg(long, env = "SVC_KEY_CACHE", global = true)]
     key_cache: Option<PathBuf>,
@@ -117,7 +121,13 @@ enum Command {
         json: bool,
     },
     /// Fetch and verify a receipt by address, ciphertext hash or commit transaction.
-    Receipt { query: String },
+    Receipt {
+        query: String,
+        /// Also check the receipt is in the transparency log: its inclusion proof, the newest
+        /// anchored head and the consistency between them (docs/log.md).
+        #[arg(long)]
+        proof: bool,
+    },
     /// Verify the enclave exactly as `attest` does, then release the secrets bundle to it:
     /// signed by the provisioner key, sealed to the verified key. Nothing is sent to an enclave
     /// that fails verification (exit 10).
@@ -285,6 +295,12 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         client = client
             .with_program_id(Address::parse(p).ok_or(Failure(30, "--program-id is not a base58 address".into()))?);
     }
+    let log_key = match &cli.log_key {
+        None => None,
+        Some(k) => {
+            Some(shared::tlog::hash::parse_hex(k).ok_or(Failure(30, "--log-key must be 64 hex characters".into()))?)
+        }
+    };
     match cli.command {
         Command::Key => print_json(&client.public_key().await?),
         Command::Attest { json, quote: Some(quote), now } => {
@@ -303,10 +319,20 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let client = client.with_attestation(cli.trust.options()?);
             let options = ChatOptions { model, max_tokens, temperature: None };
             let out = client.chat(&prompt, &options).await?;
+            // The receipt is in the log as soon as it is committed (same database transaction).
+            // The reply is shown either way; a failed log check is reported and fails the run.
+            let logged = match shared::tlog::entry::chat(&out.receipt) {
+                Some(entry) => client.log_proof(&entry, log_key.as_ref()).await.map_err(|e| e.to_string()),
+                None => Err("the receipt has no log entry".to_string()),
+            };
             if json {
                 print_json(&serde_json::json!({
                     "reply": out.reply, "model": out.model, "provider": out.provider, "usage": out.usage,
                     "receipt": out.receipt, "onchainAttestation": out.onchain, "unattested": out.unattested,
+                    "log": match &logged {
+                        Ok(check) => serde_json::json!(check),
+                        Err(e) => serde_json::json!({"error": e}),
+                    },
                 }));
             } else {
                 println!("{}", out.reply);
@@ -315,6 +341,11 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 eprintln!("tokens:   {} prompt + {} completion", out.usage.prompt_tokens, out.usage.completion_tokens);
                 eprintln!("receipt:  {} (signature, address, hash, nonce and keys verified)", out.onchain.address);
                 eprintln!("commit:   {}", out.onchain.explorer_url);
+                if let Ok(check) = &logged {
+                    for line in client::log::describe(check) {
+                        eprintln!("{line}");
+                    }
+                }
             }
             if out.unattested {
                 eprintln!(
@@ -322,6 +353,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 );
             } else {
                 eprintln!("enclave:  attested (quote verified against the trust root and measurements, nonce signed)");
+            }
+            if let Err(e) = logged {
+                return Err(Failure(1, format!("transparency log check failed: {e}")));
             }
         }
         Command::Agent { prompt, encrypted: true, model, json, no_tools, chat_id, braid, plan } => {
@@ -478,7 +512,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 println!("{} #{}  {} {} of {}  {}{why}", d.signature, d.ix, d.amount, currency, d.mint, d.state);
             }
         }
-        Command::Receipt { query } => {
+        Command::Receipt { query, proof } => {
             let q = ReceiptQuery::parse(&query).ok_or(Failure(
                 30,
                 "expected an address, a 64-hex ciphertext hash or a transaction signature".into(),
@@ -486,6 +520,13 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let (receipt, _) = client.receipt(&q).await?;
             print_json(&receipt);
             eprintln!("receipt verified: signature by enclavePubkey, address re-derived");
+            if proof {
+                let entry =
+                    shared::tlog::entry::chat(&receipt).ok_or(Failure(1, "the receipt has no log entry".into()))?;
+                for line in client::log::describe(&client.log_proof(&entry, log_key.as_ref()).await?) {
+                    eprintln!("{line}");
+                }
+            }
         }
     }
     Ok(0)

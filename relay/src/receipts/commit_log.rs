@@ -1,7 +1,9 @@
 //! The receipt commit log (the embedded ledger): an append-only log of receipt commits, each a
 //! Solana-format transaction signed by the relay's ledger key and chained to the previous one
-//! (`shared::ledger`), stored in the same database transaction as the receipt it commits. It
-//! records receipts, not money.
+//! (`shared::ledger`), stored in the same database transaction as the receipt it commits, and
+//! in that transaction the receipt is appended to the transparency log (`crate::log`). Log
+//! anchors are commits too: a Memo transaction recorded with its anchor row. It records
+//! receipts, not money.
 
 use std::io::Write;
 use std::path::Path;
@@ -15,6 +17,7 @@ use shared::swap::SwapReceipt;
 use sqlx::Row;
 use zeroize::Zeroizing;
 
+use crate::log::anchor::AnchorRecord;
 use crate::store::{Store, StoreError, is_busy_snapshot, is_unique_violation};
 
 pub struct CommitLog {
@@ -89,7 +92,8 @@ impl CommitLog {
     /// Stores `receipt` and commits it; returns the commit's transaction id.
     pub async fn commit(&self, receipt: &Receipt, prompt_hash: &PromptHash, now: i64) -> Result<String, CommitError> {
         let receipt_json = serde_json::to_string(receipt).expect("receipt serialises");
-        self.append(prompt_hash, Record::Chat { receipt, json: &receipt_json }, now).await
+        let entry = shared::tlog::entry::chat(receipt).ok_or(CommitError::Malformed)?;
+        self.append(Record::Chat { receipt, json: &receipt_json, digest: prompt_hash, entry: &entry }, now).await
     }
 
     /// Stores a settled swap session's receipt on its session row and commits the sha256 of
@@ -99,7 +103,8 @@ impl CommitLog {
         let message = receipt.message().map_err(|_| CommitError::Malformed)?;
         let digest = PromptHash(shared::sha256(&message));
         let json = serde_json::to_string(receipt).expect("receipt serialises");
-        match self.append(&digest, Record::Swap { receipt, json: &json }, now).await {
+        let entry = shared::tlog::entry::swap(receipt).ok_or(CommitError::Malformed)?;
+        match self.append(Record::Swap { receipt, json: &json, digest: &digest, entry: &entry }, now).await {
             Err(CommitError::Duplicate) => {
                 let row = sqlx::query("SELECT attestation_tx_sig FROM swap_sessions WHERE id = $1")
                     .bind(&receipt.session_id)
@@ -114,7 +119,13 @@ impl CommitLog {
         }
     }
 
-    async fn append(&self, digest: &PromptHash, record: Record<'_>, now: i64) -> Result<String, CommitError> {
+    /// Commits a log anchor: a Memo transaction carrying the signed head's hash, recorded with
+    /// its anchor row in one database transaction. `Duplicate` if that size is anchored.
+    pub async fn commit_anchor(&self, anchor: &AnchorRecord, now: i64) -> Result<String, CommitError> {
+        self.append(Record::Anchor(anchor), now).await
+    }
+
+    async fn append(&self, record: Record<'_>, now: i64) -> Result<String, CommitError> {
         let _guard = self.write_lock.lock().await;
         for _ in 0..32 {
             let mut tx = self.store.begin().await?;
@@ -123,8 +134,7 @@ impl CommitLog {
                 Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),
                 None => (0, [0u8; 32]),
             };
-            let (bytes, commit) = shared::ledger::build(&self.key, &self.program_id, &blockhash, digest);
-            let id = commit.id();
+            let (bytes, id) = record.transaction(&self.key, &self.program_id, &blockhash);
             let inserted = match self.store.insert_commit(&mut tx, seq, &id, &bytes, now).await {
                 Ok(()) => record.store(&self.store, &mut tx, &id, now).await,
                 Err(e) => Err(e),
@@ -158,11 +168,26 @@ impl CommitLog {
 
 /// What a commit commits, stored in the same database transaction.
 enum Record<'a> {
-    Chat { receipt: &'a Receipt, json: &'a str },
-    Swap { receipt: &'a SwapReceipt, json: &'a str },
+    Chat { receipt: &'a Receipt, json: &'a str, digest: &'a PromptHash, entry: &'a [u8] },
+    Swap { receipt: &'a SwapReceipt, json: &'a str, digest: &'a PromptHash, entry: &'a [u8] },
+    Anchor(&'a AnchorRecord),
 }
 
 impl Record<'_> {
+    /// The ledger transaction and its id: a receipt commit, or an anchor's Memo transaction.
+    fn transaction(&self, key: &SigningKey, program_id: &Address, blockhash: &[u8; 32]) -> (Vec<u8>, String) {
+        match self {
+            Record::Chat { digest, .. } | Record::Swap { digest, .. } => {
+                let (bytes, commit) = shared::ledger::build(key, program_id, blockhash, digest);
+                (bytes, commit.id())
+            }
+            Record::Anchor(anchor) => {
+                let (bytes, tx) = shared::ledger::anchor::build(key, blockhash, &anchor.sth_hash);
+                (bytes, tx.id())
+            }
+        }
+    }
+
     /// Stores the record beside commit `id`; false if a swap session already has its receipt.
     async fn store(
         &self,
@@ -172,11 +197,12 @@ impl Record<'_> {
         now: i64,
     ) -> Result<bool, StoreError> {
         match self {
-            Record::Chat { receipt, json } => {
+            Record::Chat { receipt, json, entry, .. } => {
                 store.insert_receipt(tx, id, &receipt.address, &receipt.encrypted_prompt_hash, json, now).await?;
+                crate::log::append::append(tx, entry, &receipt.address, now).await?;
                 Ok(true)
             }
-            Record::Swap { receipt, json } => {
+            Record::Swap { receipt, json, entry, .. } => {
                 let done = sqlx::query(
                     "UPDATE swap_sessions SET receipt_json = $1, attestation_address = $2, attestation_tx_sig = $3, \
                      updated_at = $4 WHERE id = $5 AND attestation_tx_sig IS NULL",
@@ -188,7 +214,15 @@ impl Record<'_> {
                 .bind(&receipt.session_id)
                 .execute(&mut **tx)
                 .await?;
-                Ok(done.rows_affected() == 1)
+                if done.rows_affected() != 1 {
+                    return Ok(false);
+                }
+                crate::log::append::append(tx, entry, &receipt.address, now).await?;
+                Ok(true)
+            }
+            Record::Anchor(anchor) => {
+                anchor.store(tx, id, now).await?;
+                Ok(true)
             }
         }
     }
@@ -197,6 +231,7 @@ impl Record<'_> {
         match self {
             Record::Chat { receipt, .. } => Ok(store.receipt_by_address(&receipt.address).await?.is_some()),
             Record::Swap { .. } => Ok(false),
+            Record::Anchor(anchor) => anchor.exists(store.pool()).await,
         }
     }
 }

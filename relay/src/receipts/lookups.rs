@@ -52,6 +52,9 @@ pub async fn by_tx(State(app): State<App>, Path(signature): Path<String>) -> Res
     let canonical = shared::ledger::format_id(&signature_bytes);
     let tx = app.store.commit_by_signature(&canonical).await?.ok_or_else(|| RelayError::NotFound("no such commit"))?;
     // Trust nothing stored: re-verify the commit and re-derive the address from its data.
+    if shared::ledger::anchor::parse_and_verify(&tx).is_ok() {
+        return Err(RelayError::NotFound("this transaction anchors the log; see /log/v1/anchors"));
+    }
     let commit = shared::ledger::parse_and_verify(&tx).map_err(|e| {
         tracing::error!(error = %e, "stored commit does not verify");
         RelayError::Internal

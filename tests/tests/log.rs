@@ -1,0 +1,221 @@
+//! The transparency log end to end (docs/log.md), with the real model server, enclave, relay
+//! and client: every receipt of a run is in the log, as the Rust client and an independent
+//! Python verifier (tests/peers/tlog_verify.py, RFC 9162 from scratch) both check; a tampered
+//! proof and a forked head are caught; the log stays consistent across a relay restart; heads
+//! are anchored once each, and a restart duplicates none.
+
+use std::process::Command;
+use std::time::Duration;
+
+use client::chat::ChatOptions;
+use client::log::LogError;
+use e2e::{Stack, StackOptions, binary};
+use serde_json::{Value, json};
+use shared::tlog::sth::TreeHead;
+use shared::tlog::wire::{Anchor, Anchors, SignedTreeHead, WireError};
+use shared::tlog::{entry, leaf_hash, verify_consistency};
+
+fn options() -> ChatOptions {
+    ChatOptions { max_tokens: Some(8), ..ChatOptions::default() }
+}
+
+async fn get(url: &str) -> (u16, Value) {
+    let r = reqwest::get(url).await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn sth(stack: &Stack) -> SignedTreeHead {
+    serde_json::from_value(get(&format!("{}/log/v1/sth", stack.relay_url)).await.1).unwrap()
+}
+
+async fn anchors(stack: &Stack) -> Vec<Anchor> {
+    let (_, body) = get(&format!("{}/log/v1/anchors?limit=100", stack.relay_url)).await;
+    serde_json::from_value::<Anchors>(body).unwrap().anchors
+}
+
+/// Waits until the newest anchor covers `size` leaves (anchorSecs is 1 here).
+async fn anchored(stack: &Stack, size: u64) -> Vec<Anchor> {
+    for _ in 0..100 {
+        let list = anchors(stack).await;
+        if list.first().is_some_and(|a| a.sth.tree_size == size) {
+            return list;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no anchor of {size} leaves: {:?}", anchors(stack).await);
+}
+
+/// The Python verifier's verdict on the whole log.
+fn python_verifier(stack: &Stack, firsts: &[u64]) -> Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/peers/tlog_verify.py");
+    let mut cmd = Command::new("python3");
+    cmd.arg(script).arg(&stack.relay_url);
+    for f in firsts {
+        cmd.arg("--first").arg(f.to_string());
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim())
+        .unwrap_or_else(|_| panic!("verifier said {text} / {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// A signed head of `size` leaves with root `root`, anchored in a Memo transaction by `key`.
+fn forged_anchor(key: &ed25519_dalek::SigningKey, size: u64, root: [u8; 32]) -> Anchor {
+    let head = TreeHead { size, root, timestamp: 1 };
+    let sig = head.sign(key);
+    let sth_hash = head.signed_hash(&sig);
+    let (tx, parsed) = shared::ledger::anchor::build(key, &[0; 32], &sth_hash);
+    Anchor {
+        sth: SignedTreeHead::new(&head, &sig, &key.verifying_key().to_bytes()),
+        sth_hash: hex::encode(sth_hash),
+        tx_signature: parsed.id(),
+        transaction: shared::b64::encode(&tx),
+        anchored_at: 1,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
+    let mut stack =
+        Stack::start_with(StackOptions { relay: json!({"log": {"anchorSecs": 1}}), ..StackOptions::default() });
+    let client = stack.client();
+    let mut entries = Vec::new();
+    for prompt in ["What is 2+2?", "Name a colour.", "Say hello."] {
+        let out = client.chat(prompt, &options()).await.unwrap();
+        entries.push(entry::chat(&out.receipt).unwrap());
+    }
+
+    // Each receipt is in the log at once (appended in its commit's transaction).
+    let head = sth(&stack).await;
+    assert_eq!(head.tree_size, 3);
+    assert_eq!(head.verify(None).unwrap().size, 3);
+    let key = shared::tlog::hash::parse_hex(&head.log_key).unwrap();
+    let mut indexes = Vec::new();
+    for e in &entries {
+        let check = client.log_proof(e, Some(&key)).await.unwrap();
+        indexes.push(check.leaf_index);
+    }
+    indexes.sort_unstable();
+    assert_eq!(indexes, vec![0, 1, 2], "dense, one leaf per receipt");
+
+    // The independent verifier agrees on every leaf, the root and a consistency proof.
+    let verdict = python_verifier(&stack, &[1, 2]);
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["checked"], 3);
+    assert_eq!(verdict["root"], head.root_hash);
+
+    // Anchored: the newest anchor covers the 3 leaves, and the client checks against it.
+    let before = anchored(&stack, 3).await;
+    let check = client.log_proof(&entries[0], Some(&key)).await.unwrap();
+    assert_eq!(check.anchor.as_ref().map(|a| a.tree_size), Some(3));
+    // The anchor's transaction is a ledger commit, not a receipt: by-tx says so with a 404.
+    let (s, body) = get(&format!("{}/attestation/by-tx/{}", stack.relay_url, before[0].tx_signature)).await;
+    assert_eq!((s, body["error"].as_str()), (404, Some("not_found")));
+
+    // A tampered proof is caught.
+    let evidence = client.log_evidence(&entries[1]).await.unwrap();
+    let mut tampered = evidence.clone();
+    let mut bytes = hex::decode(&tampered.proof.audit_path[0]).unwrap();
+    bytes[31] ^= 0x80;
+    tampered.proof.audit_path[0] = hex::encode(bytes);
+    assert!(matches!(tampered.check(&entries[1], None), Err(LogError::Inclusion(_))));
+    let mut moved = evidence.clone();
+    moved.proof.leaf_index = (moved.proof.leaf_index + 1) % 3;
+    assert!(moved.check(&entries[1], None).is_err());
+
+    // A forked head: a different root at the anchored size, signed by another key.
+    let other = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);
+    let (anchor, consistency) = evidence.anchored.clone().expect("an anchor");
+    let fork = forged_anchor(&other, anchor.sth.tree_size, leaf_hash(b"another history"));
+    let mut forked = evidence.clone();
+    forked.anchored = Some((fork, consistency.clone()));
+    assert_eq!(forked.check(&entries[1], None), Err(LogError::Wire(WireError::WrongKey)));
+    // The proof's own head replaced by such a fork: caught even with the key unpinned.
+    let mut forked_proof = evidence.clone();
+    forked_proof.proof.sth = forged_anchor(&other, 3, leaf_hash(b"another history")).sth;
+    assert!(forked_proof.check(&entries[1], None).is_err());
+    assert_eq!(forked_proof.check(&entries[1], Some(&key)), Err(LogError::Wire(WireError::WrongKey)));
+    assert!(evidence.check(&entries[1], Some(&key)).is_ok(), "the untouched evidence still verifies");
+
+    // Bad input: 400 with the contract's body; an unknown leaf: 404.
+    for (path, code) in [
+        ("/log/v1/proof/inclusion", "bad_request"),
+        ("/log/v1/proof/inclusion?leafHash=zz", "invalid_field"),
+        ("/log/v1/proof/inclusion?address=notbase58!", "invalid_field"),
+        ("/log/v1/proof/consistency?first=2&second=1", "invalid_field"),
+        ("/log/v1/proof/consistency?first=1&second=99", "invalid_field"),
+        ("/log/v1/proof/consistency?first=x&second=1", "invalid_field"),
+        ("/log/v1/entries?start=0&end=1001", "invalid_field"),
+        ("/log/v1/entries?start=0", "bad_request"),
+        ("/log/v1/anchors?limit=0", "invalid_field"),
+    ] {
+        let (s, body) = get(&format!("{}{path}", stack.relay_url)).await;
+        assert_eq!((s, body["error"].as_str()), (400, Some(code)), "{path}: {body}");
+        assert!(body["message"].is_string());
+    }
+    let (s, body) = get(&format!("{}/log/v1/proof/inclusion?leafHash={}", stack.relay_url, "00".repeat(32))).await;
+    assert_eq!((s, body["error"].as_str()), (404, Some("not_found")));
+    let cors = reqwest::get(format!("{}/log/v1/sth", stack.relay_url)).await.unwrap();
+    assert_eq!(cors.headers()["access-control-allow-origin"], "*");
+
+    // A restart: the log continues from where it was, consistent with the head before.
+    stack.restart_relay(&[]);
+    let client = stack.client();
+    let out = client.chat("One more.", &options()).await.unwrap();
+    entries.push(entry::chat(&out.receipt).unwrap());
+    let after = sth(&stack).await;
+    assert_eq!(after.tree_size, 4);
+    let (s, body) = get(&format!("{}/log/v1/proof/consistency?first=3&second=4", stack.relay_url)).await;
+    assert_eq!(s, 200);
+    let proof: Vec<[u8; 32]> = body["proof"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| shared::tlog::hash::parse_hex(h.as_str().unwrap()).unwrap())
+        .collect();
+    let (h3, h4) = (head.verify(Some(&key)).unwrap(), after.verify(Some(&key)).unwrap());
+    verify_consistency(3, 4, &h3.root, &h4.root, &proof).unwrap();
+    let verdict = python_verifier(&stack, &[3]);
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["checked"], 4);
+
+    // Anchors: the old ones kept, the new head anchored once, no size twice.
+    let list = anchored(&stack, 4).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let list_later = anchors(&stack).await;
+    assert_eq!(list_later, list, "no new anchor without new leaves");
+    // Earlier heads (1 or 2 leaves) may have been anchored between the chats: the interval is 1 s.
+    let sizes: Vec<u64> = list.iter().map(|a| a.sth.tree_size).collect();
+    assert_eq!(sizes[..2], [4, 3], "{sizes:?}");
+    assert!(sizes.windows(2).all(|w| w[0] > w[1]), "newest first, no size twice: {sizes:?}");
+    assert_eq!(list[1..], before[..], "the anchors from before the restart are unchanged");
+
+    // `svc receipt --proof` and `svc chat` print what they checked.
+    let svc = |args: &[&str]| {
+        let out = Command::new(binary("svc"))
+            .args(["--relay", &stack.relay_url, "--api-key", &stack.api_key])
+            .arg("--measurements")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"))
+            .arg("--dev-root")
+            .arg(stack.dev_root_pem_path())
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let pinned = hex::encode(key);
+    let (code, err) = svc(&["--log-key", &pinned, "receipt", "--proof", &out.receipt.address]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("log:      leaf 3 of 4"), "{err}");
+    assert!(err.contains("anchor:   head of 4 leaves anchored in"), "{err}");
+    let (code, err) = svc(&["--log-key", &pinned, "chat", "--max-tokens", "8", "Hi."]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("log:      leaf 4 of 5 (inclusion verified"), "{err}");
+    let (code, err) = svc(&["--log-key", &hex::encode([9u8; 32]), "receipt", "--proof", &out.receipt.address]);
+    assert_ne!(code, 0, "a head signed by another key than the pinned one must fail: {err}");
+    assert!(err.contains("signed by another key"), "{err}");
+    // `svc chat` shows the reply, then fails on the log check.
+    let (code, err) = svc(&["--log-key", &hex::encode([9u8; 32]), "chat", "--max-tokens", "8", "Hi again."]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("receipt:  ") && err.contains("transparency log check failed"), "{err}");
+}
