@@ -69,6 +69,7 @@ fn routes() -> Router<App> {
         .route("/openapi.json", get(discovery::openapi::whole_document))
         .route("/icon.svg", get(discovery::icon))
         .route("/health", get(discovery::openapi::health))
+        .route("/ready", get(discovery::openapi::ready))
         .merge(lookups)
         .fallback(|| async { RelayError::NotFound("no such route") })
         .method_not_allowed_fallback(|| async { RelayError::MethodNotAllowed })

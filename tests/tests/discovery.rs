@@ -171,7 +171,7 @@ async fn the_openapi_documents_are_valid_and_the_live_relay_keeps_to_them() {
     // the document (status, content type, schema, headers). The key lets every keyed route
     // run; bounded examples per operation.
     let report = dir.join("schemathesis.xml");
-    let out = tokio::task::block_in_place(|| {
+    let run = || {
         Command::new(python("requirements").join("schemathesis"))
             .args(["run", &format!("{base}/openapi.json")])
             .args(["--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance"])
@@ -181,8 +181,20 @@ async fn the_openapi_documents_are_valid_and_the_live_relay_keeps_to_them() {
             .env("NO_COLOR", "1")
             .output()
             .unwrap()
-    });
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    };
+    // CPython 3.11 can leave its AST recursion counter wrong after a RecursionError
+    // (python/cpython#106905), and hypothesis then fails while describing a strategy: an error
+    // of the tool, not a finding about the relay. Only that error is run again, at most twice.
+    let mut attempts = 0;
+    let (out, text) = loop {
+        let out = tokio::task::block_in_place(run);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        attempts += 1;
+        if out.status.success() || !text.contains("AST constructor recursion depth mismatch") || attempts == 3 {
+            break (out, text);
+        }
+        eprintln!("schemathesis hit the CPython AST recursion bug; running it again");
+    };
     assert!(out.status.success(), "schemathesis found problems:\n{text}");
     assert!(text.contains("passed") || text.contains("Passed"), "{text}");
 }

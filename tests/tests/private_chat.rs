@@ -198,7 +198,21 @@ async fn bad_requests_get_contract_codes() {
 async fn stopped_enclave_gives_tee_unreachable() {
     let mut stack = Stack::start();
     let endpoint = format!("http://127.0.0.1:{}", stack.enclave_port);
+    let ready = format!("{}/ready", stack.relay_url);
+    assert_eq!(get(&ready).await, (200, json!({"ready": true, "database": true, "enclavesUp": 1, "enclaves": 1})));
     stack.enclave.stop();
+    // Not ready once the relay's next look finds no enclave (it looks every second here);
+    // alive all the while.
+    let mut answer = get(&ready).await;
+    for _ in 0..50 {
+        if answer.0 == 503 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        answer = get(&ready).await;
+    }
+    assert_eq!(answer, (503, json!({"ready": false, "database": true, "enclavesUp": 0, "enclaves": 1})));
+    assert_eq!(get(&format!("{}/health", stack.relay_url)).await.0, 200);
     let (s, body) = get(&format!("{}/tee/public-key", stack.relay_url)).await;
     assert_eq!(s, 502);
     assert_eq!(body["error"], "tee_unreachable");

@@ -72,7 +72,7 @@ pub async fn limit(
     next: Next,
 ) -> Response {
     let path = request.uri().path();
-    if path == "/health" {
+    if path == "/health" || path == "/ready" {
         return next.run(request).await;
     }
     let address = app.peers.caller(peer, request.headers());

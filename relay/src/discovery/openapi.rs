@@ -5,7 +5,7 @@
 
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::OpenApi;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -55,6 +55,7 @@ use crate::state::App;
         agents_document,
         whole_document,
         health,
+        ready,
     ),
     tags(
         (name = "private", description = "Private inference: sealed to the attested enclave, receipts signed by it"),
@@ -175,10 +176,32 @@ fn serve(app: &App, headers: &HeaderMap, doc: &impl Serialize) -> Response {
     super::cached_json(app, headers, doc)
 }
 
-/// Liveness: the process answers (`/ready` with its dependencies is the hardening issue's).
+/// Liveness: the process answers (`/ready` says whether it can serve).
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Health {
     pub status: &'static str,
+}
+
+/// Readiness: the database answers and at least one enclave has a key.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Readiness {
+    pub ready: bool,
+    pub database: bool,
+    /// Enclaves whose key the relay holds now, of those configured.
+    pub enclaves_up: usize,
+    pub enclaves: usize,
+}
+
+#[utoipa::path(get, path = "/ready", tag = "meta", summary = "Readiness: the database answers and an enclave is up",
+    responses((status = 200, body = Readiness), (status = 503, description = "Not ready", body = Readiness)))]
+pub async fn ready(State(app): State<App>) -> Response {
+    let database = sqlx::query("SELECT 1").fetch_optional(app.store.pool()).await.is_ok();
+    let members = app.enclaves.members();
+    let enclaves_up = members.iter().filter(|m| m.key().is_some()).count();
+    let ready = database && enclaves_up > 0;
+    let status = if ready { axum::http::StatusCode::OK } else { axum::http::StatusCode::SERVICE_UNAVAILABLE };
+    (status, axum::Json(Readiness { ready, database, enclaves_up, enclaves: members.len() })).into_response()
 }
 
 #[utoipa::path(get, path = "/health", tag = "meta", summary = "Liveness", responses((status = 200, body = Health)))]
@@ -221,6 +244,7 @@ mod tests {
             "/log/v1/entries",
             "/log/v1/anchors",
             "/health",
+            "/ready",
         ] {
             assert!(paths.contains_key(p), "{p} missing");
         }
