@@ -108,13 +108,23 @@ impl Client {
     /// attested now (refusing an enclave that fails verification) and cached.
     pub(crate) async fn enclave_key(&self) -> Result<CachedKey, ClientError> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        if let Some(cached) = self.keys.get(now) {
+        let context = self.cache_context();
+        if let Some(cached) = self.keys.get(now, &context) {
             return Ok(cached);
         }
         let (report, key) = self.attest().await?;
         let key = key.ok_or_else(|| ClientError::NotAttested(Box::new(report)))?;
-        self.keys.set(key);
+        self.keys.set(context, key);
         Ok(key)
+    }
+
+    /// What a cached verification holds for: this relay and these trust options.
+    fn cache_context(&self) -> [u8; 32] {
+        let trust = self
+            .attest_options
+            .as_ref()
+            .map(|o| (&o.root, &o.measurements, &o.allowed_tcb_statuses, o.allow_unattested, o.tcb_floor.minimum));
+        sha256(format!("{}\n{trust:?}", self.base).as_bytes())
     }
 
     pub(crate) fn drop_cached_key(&self) {

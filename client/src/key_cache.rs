@@ -1,7 +1,9 @@
 //! Verified enclave keys: in memory, and optionally in a file so separate CLI runs reuse a
 //! verification until it expires. An entry exists only after the enclave passed `attest`.
 //! The cache is a shortcut: a stale key is detected (decrypt failure or `tee_unreachable`)
-//! and dropped.
+//! and dropped. An entry holds only for the relay and trust options it was verified under (its
+//! context, a hash of both): a key verified against a dev root or other measurements is not
+//! reused by a client that trusts less.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -50,10 +52,18 @@ mod opt_hex32 {
     }
 }
 
+/// A verified key and the context it was verified in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct Entry {
+    #[serde(with = "hex32")]
+    context: [u8; 32],
+    key: CachedKey,
+}
+
 #[derive(Default)]
 pub struct KeyCache {
     file: Option<PathBuf>,
-    current: Mutex<Option<CachedKey>>,
+    current: Mutex<Option<Entry>>,
 }
 
 impl KeyCache {
@@ -61,23 +71,24 @@ impl KeyCache {
         let current = file
             .as_ref()
             .and_then(|f| std::fs::read(f).ok())
-            .and_then(|bytes| serde_json::from_slice::<CachedKey>(&bytes).ok());
+            .and_then(|bytes| serde_json::from_slice::<Entry>(&bytes).ok());
         KeyCache { file, current: Mutex::new(current) }
     }
 
-    /// The cached entry, if still within its verification period.
-    pub fn get(&self, now: u64) -> Option<CachedKey> {
+    /// The cached key, if it was verified in `context` and its verification still holds.
+    pub fn get(&self, now: u64, context: &[u8; 32]) -> Option<CachedKey> {
         let entry = *self.current.lock().unwrap_or_else(|p| p.into_inner());
-        entry.filter(|k| k.verified_until > now)
+        entry.filter(|e| e.context == *context && e.key.verified_until > now).map(|e| e.key)
     }
 
-    pub fn set(&self, key: CachedKey) {
-        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(key);
+    pub fn set(&self, context: [u8; 32], key: CachedKey) {
+        let entry = Entry { context, key };
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(entry);
         if let Some(f) = &self.file {
             if let Some(dir) = f.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
-            let _ = std::fs::write(f, serde_json::to_vec(&key).expect("key serialises"));
+            let _ = std::fs::write(f, serde_json::to_vec(&entry).expect("key serialises"));
         }
     }
 
@@ -108,13 +119,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.json");
         let a = KeyCache::new(Some(path.clone()));
-        assert_eq!(a.get(0), None);
-        a.set(key());
-        assert_eq!(KeyCache::new(Some(path.clone())).get(99), Some(key()));
-        assert_eq!(KeyCache::new(Some(path.clone())).get(100), None, "expired verification must not be reused");
+        let ctx = [1u8; 32];
+        assert_eq!(a.get(0, &ctx), None);
+        a.set(ctx, key());
+        assert_eq!(KeyCache::new(Some(path.clone())).get(99, &ctx), Some(key()));
+        assert_eq!(KeyCache::new(Some(path.clone())).get(99, &[2u8; 32]), None, "another relay or trust: verify again");
+        assert_eq!(KeyCache::new(Some(path.clone())).get(100, &ctx), None, "expired verification must not be reused");
         a.clear();
-        assert_eq!(KeyCache::new(Some(path.clone())).get(0), None);
+        assert_eq!(KeyCache::new(Some(path.clone())).get(0, &ctx), None);
+        // A file of the older format (a bare key, no context) is not trusted.
+        std::fs::write(&path, serde_json::to_vec(&key()).unwrap()).unwrap();
+        assert_eq!(KeyCache::new(Some(path.clone())).get(0, &ctx), None);
         std::fs::write(&path, "garbage").unwrap();
-        assert_eq!(KeyCache::new(Some(path)).get(0), None);
+        assert_eq!(KeyCache::new(Some(path)).get(0, &ctx), None);
     }
 }

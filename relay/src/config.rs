@@ -19,6 +19,9 @@ pub struct RelayConfig {
     /// How often each enclave's current key is asked for.
     pub enclave_refresh_secs: u64,
     pub enclave_timeout_secs: u64,
+    /// What `teeEndpoint` says in `tee_unreachable` answers; default the enclave's own URL
+    /// (an internal address an operator may not want to publish).
+    pub tee_endpoint_shown: Option<String>,
     /// Seconds after which a usage row still `pending` belongs to a call no relay runs any
     /// more (a relay killed mid-call) and is refunded; default the enclave timeout plus 60.
     pub abandoned_usage_secs: Option<u64>,
@@ -84,6 +87,7 @@ impl Default for RelayConfig {
             enclaves: Vec::new(),
             enclave_refresh_secs: 2,
             enclave_timeout_secs: 330,
+            tee_endpoint_shown: None,
             abandoned_usage_secs: None,
             data_dir: PathBuf::from("data"),
             database_url: None,

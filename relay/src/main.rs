@@ -69,7 +69,8 @@ async fn run() -> Result<(), String> {
         api_keys = config.api_keys.len(),
         "relay starting"
     );
-    let enclaves = Arc::new(EnclavePool::new(&config.enclave_urls(), Duration::from_secs(config.enclave_timeout_secs)));
+    let timeout = Duration::from_secs(config.enclave_timeout_secs);
+    let enclaves = Arc::new(EnclavePool::new(&config.enclave_urls(), timeout, config.tee_endpoint_shown.as_deref()));
     enclaves.refresh().await;
     enclaves.keep_fresh(Duration::from_secs(config.enclave_refresh_secs.max(1)));
     let state = Arc::new(AppState {

@@ -248,3 +248,27 @@ async fn the_clients_own_collateral_wins_and_old_evaluations_are_refused() {
     let (report, _) = stack.bare_client().with_attestation(options).attest().await.unwrap();
     assert_eq!((report.verdict, report.reason.as_deref()), (Verdict::Reject, Some("collateral_rollback")));
 }
+
+/// A key cache file holds a verification for the relay and trust options it was made under:
+/// a client that trusts less (Intel's root, no dev root) does not reuse it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cached_key_is_not_reused_under_other_trust_options() {
+    let stack = Stack::start();
+    let file = stack.dir.path().join("key-cache.json");
+    let cache = || client::key_cache::KeyCache::new(Some(file.clone()));
+    let trusting = stack.client().with_key_cache(cache());
+    trusting.chat("hello", &options()).await.unwrap();
+    assert!(file.exists(), "the verification was cached");
+    // The same file, a client that trusts only Intel's root: verified again, and refused.
+    let strict = stack
+        .bare_client()
+        .with_attestation(AttestOptions::new(TrustRoot::Intel, dev_measurements()))
+        .with_key_cache(cache());
+    match strict.chat("must not be sent", &options()).await {
+        Err(ClientError::NotAttested(r)) => assert_eq!(r.reason.as_deref(), Some("untrusted_root")),
+        other => panic!("a cached key verified under the dev root was reused: {other:?}"),
+    }
+    // The trusting client's context still finds its entry.
+    let again = stack.client().with_key_cache(cache());
+    assert!(again.chat("hello again", &options()).await.is_ok());
+}

@@ -227,6 +227,19 @@ async fn stopped_enclave_gives_tee_unreachable() {
     let (s, body) = post_process(&stack, &body, Some(API_KEY)).await;
     assert_eq!((s, body["error"].as_str(), body["success"].as_bool()), (502, Some("tee_unreachable"), Some(false)));
     assert_eq!(body["teeEndpoint"], endpoint.as_str());
+
+    // An operator who does not publish the internal address names something else there.
+    let path = stack.dir.path().join("relay.json");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["teeEndpointShown"] = json!("enclave-1");
+    std::fs::write(&path, config.to_string()).unwrap();
+    tokio::task::block_in_place(|| stack.restart_relay(&[]));
+    let (s, body) = get(&format!("{}/tee/public-key", stack.relay_url)).await;
+    assert_eq!(
+        (s, body["error"].as_str(), body["teeEndpoint"].as_str()),
+        (502, Some("tee_unreachable"), Some("enclave-1"))
+    );
+    assert!(!body.to_string().contains(&endpoint), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -15,6 +15,9 @@ pub struct EnclaveAnswer {
 pub struct EnclaveClient {
     http: reqwest::Client,
     pub endpoint: String,
+    /// What `teeEndpoint` says when this enclave does not answer (contract §2.1 keeps the
+    /// field; its value need not be the internal address).
+    shown: String,
 }
 
 /// The enclave did not answer (connection refused, reset, timed out).
@@ -22,18 +25,21 @@ pub struct EnclaveClient {
 pub struct Unreachable;
 
 impl EnclaveClient {
-    pub fn new(endpoint: &str, timeout: Duration) -> Self {
+    /// A client of `endpoint`; `shown` replaces it in `tee_unreachable` answers when given.
+    pub fn new(endpoint: &str, timeout: Duration, shown: Option<&str>) -> Self {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(Duration::from_secs(5))
             .build()
             .expect("static reqwest configuration is valid");
-        EnclaveClient { http, endpoint: endpoint.trim_end_matches('/').to_string() }
+        let endpoint = endpoint.trim_end_matches('/').to_string();
+        let shown = shown.map_or_else(|| endpoint.clone(), str::to_string);
+        EnclaveClient { http, endpoint, shown }
     }
 
     /// The error a caller answers when this enclave did not.
     pub fn unreachable(&self) -> crate::error::RelayError {
-        crate::error::RelayError::TeeUnreachable { endpoint: self.endpoint.clone() }
+        crate::error::RelayError::TeeUnreachable { endpoint: self.shown.clone() }
     }
 
     pub async fn get(&self, path: &str) -> Result<EnclaveAnswer, Unreachable> {

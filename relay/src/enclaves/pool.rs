@@ -49,10 +49,11 @@ pub struct EnclavePool {
 }
 
 impl EnclavePool {
-    pub fn new(endpoints: &[String], timeout: Duration) -> Self {
+    /// `shown`: what `teeEndpoint` says for any of them (default each one's own URL).
+    pub fn new(endpoints: &[String], timeout: Duration, shown: Option<&str>) -> Self {
         let members = endpoints
             .iter()
-            .map(|e| Member { client: EnclaveClient::new(e, timeout), key: RwLock::new(None) })
+            .map(|e| Member { client: EnclaveClient::new(e, timeout, shown), key: RwLock::new(None) })
             .collect();
         EnclavePool { members, next: AtomicUsize::new(0) }
     }
