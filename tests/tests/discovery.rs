@@ -171,8 +171,15 @@ async fn the_openapi_documents_are_valid_and_the_live_relay_keeps_to_them() {
     // the document (status, content type, schema, headers). The key lets every keyed route
     // run; bounded examples per operation.
     let report = dir.join("schemathesis.xml");
+    // 501 is an answer the contract gives, not a server failure: `gpu_not_configured` for a
+    // model with no GPU node (§2.1), `x402_not_configured`. Every other 5xx still fails.
+    let config = dir.join("schemathesis.toml");
+    std::fs::write(&config, "[checks.not_a_server_error]\nexpected-statuses = [\"2xx\", \"3xx\", \"4xx\", \"501\"]\n")
+        .unwrap();
     let run = || {
         Command::new(python("requirements").join("schemathesis"))
+            .arg("--config-file")
+            .arg(&config)
             .args(["run", &format!("{base}/openapi.json")])
             .args(["--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance"])
             .args(["--max-examples", "15", "--seed", "1", "--request-timeout", "30", "--workers", "2"])
