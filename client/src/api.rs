@@ -18,6 +18,15 @@ pub struct Client {
     pub program_id: Address,
     pub(crate) keys: KeyCache,
     pub(crate) attest_options: Option<AttestOptions>,
+    /// What a cached verification must have been made under (see [`context`]).
+    cache_context: [u8; 32],
+}
+
+/// What a cached verification holds for: this relay and these trust options.
+fn context(base: &str, options: Option<&AttestOptions>) -> [u8; 32] {
+    let trust =
+        options.map(|o| (&o.root, &o.measurements, &o.allowed_tcb_statuses, o.allow_unattested, o.tcb_floor.minimum));
+    sha256(format!("{base}\n{trust:?}").as_bytes())
 }
 
 impl Client {
@@ -27,8 +36,10 @@ impl Client {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .expect("static reqwest configuration is valid");
+        let base = base.trim_end_matches('/').to_string();
         Client {
-            base: base.trim_end_matches('/').to_string(),
+            cache_context: context(&base, None),
+            base,
             api_key,
             http,
             program_id: default_program_id(),
@@ -39,6 +50,7 @@ impl Client {
 
     /// How to verify the enclave. Without it, private calls refuse to run.
     pub fn with_attestation(mut self, options: AttestOptions) -> Self {
+        self.cache_context = context(&self.base, Some(&options));
         self.attest_options = Some(options);
         self
     }
@@ -108,23 +120,13 @@ impl Client {
     /// attested now (refusing an enclave that fails verification) and cached.
     pub(crate) async fn enclave_key(&self) -> Result<CachedKey, ClientError> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let context = self.cache_context();
-        if let Some(cached) = self.keys.get(now, &context) {
+        if let Some(cached) = self.keys.get(now, &self.cache_context) {
             return Ok(cached);
         }
         let (report, key) = self.attest().await?;
         let key = key.ok_or_else(|| ClientError::NotAttested(Box::new(report)))?;
-        self.keys.set(context, key);
+        self.keys.set(self.cache_context, key);
         Ok(key)
-    }
-
-    /// What a cached verification holds for: this relay and these trust options.
-    fn cache_context(&self) -> [u8; 32] {
-        let trust = self
-            .attest_options
-            .as_ref()
-            .map(|o| (&o.root, &o.measurements, &o.allowed_tcb_statuses, o.allow_unattested, o.tcb_floor.minimum));
-        sha256(format!("{}\n{trust:?}", self.base).as_bytes())
     }
 
     pub(crate) fn drop_cached_key(&self) {

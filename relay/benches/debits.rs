@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use relay::billing::balances::{credit, debit};
 use relay::store::Store;
-use sqlx::Connection;
+mod common;
 
 const TASKS: usize = 32;
 const DEBITS_PER_TASK: usize = 250;
@@ -41,21 +41,5 @@ async fn run(label: &str, store: Store) {
 
 #[tokio::main]
 async fn main() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("bench.sqlite3").display());
-    run("sqlite (WAL, file)", Store::open(&url).await.unwrap()).await;
-
-    let Ok(admin_url) = std::env::var("DATABASE_URL") else {
-        println!("postgres: skipped (set DATABASE_URL)");
-        return;
-    };
-    sqlx::any::install_default_drivers();
-    let name = format!("svc_bench_{}", std::process::id());
-    let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    let store = Store::open(&format!("{base}/{name}")).await.unwrap();
-    run("postgres (local, 16 connections)", store.clone()).await;
-    store.pool().close().await;
-    let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await;
+    common::on_each_backend("debits", "postgres (local, 16 connections)", run).await;
 }

@@ -13,7 +13,7 @@ use relay::log::{append, read};
 use relay::store::Store;
 use shared::tlog::tree::completed_by;
 use shared::tlog::{Hash, NodeId, Range, leaf_hash, node_hash, verify_inclusion};
-use sqlx::Connection;
+mod common;
 
 const PRELOADED: u64 = 1_000_000;
 const APPENDS: u64 = 5_000;
@@ -121,21 +121,5 @@ async fn run(label: &str, store: Store) {
 
 #[tokio::main]
 async fn main() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("bench.sqlite3").display());
-    run("sqlite (WAL, file)", Store::open(&url).await.unwrap()).await;
-
-    let Ok(admin_url) = std::env::var("DATABASE_URL") else {
-        println!("postgres: skipped (set DATABASE_URL)");
-        return;
-    };
-    sqlx::any::install_default_drivers();
-    let name = format!("svc_bench_log_{}", std::process::id());
-    let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    let store = Store::open(&format!("{base}/{name}")).await.unwrap();
-    run("postgres (local)", store.clone()).await;
-    store.pool().close().await;
-    let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await;
+    common::on_each_backend("log", "postgres (local)", run).await;
 }

@@ -143,4 +143,10 @@ async fn the_proxy_does_not_start_for_an_enclave_that_fails_verification() {
     };
     assert_eq!(status.code(), Some(10));
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "nothing listens");
+    // It answers in plaintext, so it listens on loopback only, named by address.
+    for listen in ["0.0.0.0:8000", "localhost.example:8000", "localhost:8000", "not an address"] {
+        let out = svc(&stack, true).args(["proxy", "--listen", listen]).output().unwrap();
+        assert_eq!(out.status.code(), Some(30), "{listen}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("loopback"), "{listen}");
+    }
 }

@@ -411,8 +411,14 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
         }
         Command::Proxy { listen } => {
-            if !listen.starts_with("127.") && !listen.starts_with("[::1]") && !listen.starts_with("localhost") {
-                return Err(Failure(30, "--listen must be a loopback address: the proxy answers in plaintext".into()));
+            // An address, not a name: a name could resolve anywhere.
+            let loopback = listen.parse::<std::net::SocketAddr>().is_ok_and(|a| a.ip().is_loopback());
+            if !loopback {
+                return Err(Failure(
+                    30,
+                    "--listen must be a loopback address and port (e.g. 127.0.0.1:8000): the proxy answers in plaintext"
+                        .into(),
+                ));
             }
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await

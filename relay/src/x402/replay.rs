@@ -62,7 +62,7 @@ pub async fn release(store: &Store, key: &str) -> Result<bool, StoreError> {
     Ok(done.rows_affected() == 1)
 }
 
-/// Records the settlement of a reserved payment.
+/// Records the settlement of a reserved (or sending) payment.
 pub async fn mark_settled(
     store: &Store,
     key: &str,
@@ -70,28 +70,18 @@ pub async fn mark_settled(
     tx_signature: &str,
     now: i64,
 ) -> Result<bool, StoreError> {
-    finish(store, key, SETTLED, Some(payer), Some(tx_signature), now).await
+    transition(store, key, [RESERVED, SENDING], SETTLED, payer, Some(tx_signature), now).await
 }
 
-/// Records that settlement was refused (or its outcome is unknown): the payment stays used.
+/// Records that settlement was refused: the payment stays used.
 pub async fn mark_failed(store: &Store, key: &str, payer: &str, now: i64) -> Result<bool, StoreError> {
-    finish(store, key, FAILED, Some(payer), None, now).await
+    transition(store, key, [RESERVED, SENDING], FAILED, payer, None, now).await
 }
 
 /// Records an unknown outcome: a reserved payment becomes `failed` (stays used); one recorded
 /// as `sending` stays so, for [`sending`] to settle from the chain.
 pub async fn mark_unknown(store: &Store, key: &str, payer: &str, now: i64) -> Result<bool, StoreError> {
-    let done = sqlx::query(
-        "UPDATE x402_payments SET status = $1, payer = $2, updated_at = $3 WHERE payment_hash = $4 AND status = $5",
-    )
-    .bind(FAILED)
-    .bind(payer)
-    .bind(now)
-    .bind(key)
-    .bind(RESERVED)
-    .execute(store.pool())
-    .await?;
-    Ok(done.rows_affected() == 1)
+    transition(store, key, [RESERVED, RESERVED], FAILED, payer, None, now).await
 }
 
 /// Records the signature of the transaction about to be sent for a reserved payment.
@@ -102,16 +92,31 @@ pub async fn mark_sending(
     tx_signature: &str,
     now: i64,
 ) -> Result<bool, StoreError> {
+    transition(store, key, [RESERVED, RESERVED], SENDING, payer, Some(tx_signature), now).await
+}
+
+/// Moves a payment in one of the states `from` (the same one twice for one state) to `to`; a signature already recorded is kept
+/// when none is given. False when the payment was in none of them.
+async fn transition(
+    store: &Store,
+    key: &str,
+    from: [&str; 2],
+    to: &str,
+    payer: &str,
+    tx_signature: Option<&str>,
+    now: i64,
+) -> Result<bool, StoreError> {
     let done = sqlx::query(
-        "UPDATE x402_payments SET status = $1, payer = $2, tx_signature = $3, updated_at = $4 \
-         WHERE payment_hash = $5 AND status = $6",
+        "UPDATE x402_payments SET status = $1, payer = $2, tx_signature = COALESCE($3, tx_signature), \
+         updated_at = $4 WHERE payment_hash = $5 AND status IN ($6, $7)",
     )
-    .bind(SENDING)
+    .bind(to)
     .bind(payer)
     .bind(tx_signature)
     .bind(now)
     .bind(key)
-    .bind(RESERVED)
+    .bind(from[0])
+    .bind(from[1])
     .execute(store.pool())
     .await?;
     Ok(done.rows_affected() == 1)
@@ -144,31 +149,6 @@ pub async fn sending(store: &Store) -> Result<Vec<Sending>, StoreError> {
             })
         })
         .collect::<Result<_, sqlx::Error>>()?)
-}
-
-async fn finish(
-    store: &Store,
-    key: &str,
-    status: &str,
-    payer: Option<&str>,
-    tx_signature: Option<&str>,
-    now: i64,
-) -> Result<bool, StoreError> {
-    // A settled payment keeps the signature it was sent with.
-    let done = sqlx::query(
-        "UPDATE x402_payments SET status = $1, payer = $2, tx_signature = COALESCE($3, tx_signature), \
-         updated_at = $4 WHERE payment_hash = $5 AND status IN ($6, $7)",
-    )
-    .bind(status)
-    .bind(payer)
-    .bind(tx_signature)
-    .bind(now)
-    .bind(key)
-    .bind(RESERVED)
-    .bind(SENDING)
-    .execute(store.pool())
-    .await?;
-    Ok(done.rows_affected() == 1)
 }
 
 /// The stored status of a payment, if any (`reserved`, `settled`, `failed`).
