@@ -23,11 +23,13 @@ llm:
 
 lint:
 	cargo fmt --all -- --check
+	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 
 ## Benchmarks: enclave crypto, quote verification, sealed objects (criterion), debits/s, log
 ## appends/s and proofs at 1M entries, provisioning round trips, swap quotes and sessions per
-## minute, the proxy's added latency (docs/benchmarks.md).
+## minute, the proxy's added latency, the private route's overhead, and load and memory against
+## nginx (docs/benchmarks.md).
 bench:
 	cargo bench --locked -p shared --all-features
 	cargo bench --locked -p enclave --bench sealed
@@ -37,6 +39,8 @@ bench:
 	cargo bench --locked -p e2e --bench provision
 	cargo bench --locked -p e2e --bench swaps
 	cargo bench --locked -p e2e --bench proxy
+	cargo bench --locked -p e2e --bench private_route
+	tools/bench/load.sh
 
 ## The reproducible enclave image (image/out) and its measurements; see docs/auditing.md.
 image:

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# peers.sh DIR: the Python peers of the discovery and proxy tests, each set in a venv of its own under
-# DIR, installed from the pinned requirements in tests/peers/ (again only when those changed).
+# peers.sh DIR: the Python peers of the discovery, proxy and operations tests, each set in a
+# venv of its own under DIR, installed from the pinned requirements in tests/peers/ (again only
+# when those changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-.cache/peers}
 mkdir -p "$DIR"
-for SET in requirements requirements-a2a-v03 requirements-openai; do
+for SET in requirements requirements-a2a-v03 requirements-openai requirements-metrics requirements-webhooks; do
   REQ=tests/peers/$SET.txt
   VENV=$DIR/$SET
   SUM=$(sha256sum "$REQ" | cut -d' ' -f1)

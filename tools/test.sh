@@ -18,10 +18,18 @@ export SVC_IMAGE_DIR=$PWD/image/out
 # The local Solana chain (Surfpool) the chain tests run on, the same way.
 tools/npm-install.sh tests/x402-peer tests/chain tests/mcp-peer tests/openai-peer
 
-# The Python peers of the discovery tests (a2a-sdk 1.3 and 0.3, openapi-spec-validator,
-# schemathesis), each set in a venv from its pinned requirements.
+# The Python peers of the discovery, proxy and operations tests (a2a-sdk 1.3 and 0.3,
+# openapi-spec-validator, schemathesis, the OpenAI SDK, prometheus-client), each set in a venv
+# from its pinned requirements.
 tools/peers.sh .cache/peers
 export SVC_PEERS_DIR=$PWD/.cache/peers
+
+# The fuzz targets' smoke run (fuzz/smoke.sh, docs/fuzzing.md): every target built with
+# cargo-fuzz on the pinned stable toolchain (cached under fuzz/target) and run briefly over its
+# committed corpus and a few thousand new inputs. cargo-fuzz is installed from crates.io when
+# missing, at the version docs/fuzzing.md records.
+cargo fuzz --version >/dev/null 2>&1 || cargo install --locked cargo-fuzz --version 0.13.2
+fuzz/smoke.sh
 
 # The model server stays quick enough while tests run if it keeps one thread for itself.
 export LLM_THREADS=${LLM_THREADS:-1}

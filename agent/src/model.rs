@@ -374,7 +374,7 @@ impl ModelClient {
         let usage = wire.usage.map_or(Usage::default(), |u| Usage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
-            total_tokens: u.total_tokens.max(u.prompt_tokens + u.completion_tokens),
+            total_tokens: u.total_tokens.max(u.prompt_tokens.saturating_add(u.completion_tokens)),
         });
         Ok(Completed {
             content: choice.message.content.unwrap_or_default(),

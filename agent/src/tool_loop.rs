@@ -155,10 +155,12 @@ fn parse_arguments(raw: &str) -> Result<Map<String, Value>, &'static str> {
     }
 }
 
-fn add_usage(total: &mut Usage, more: Usage) {
-    total.prompt_tokens += more.prompt_tokens;
-    total.completion_tokens += more.completion_tokens;
-    total.total_tokens += more.total_tokens;
+/// Adds one model call's tokens to a request's total. The counts come from the GPU node, so
+/// they saturate rather than overflow (found by fuzz/fuzz_targets/model.rs).
+pub fn add_usage(total: &mut Usage, more: Usage) {
+    total.prompt_tokens = total.prompt_tokens.saturating_add(more.prompt_tokens);
+    total.completion_tokens = total.completion_tokens.saturating_add(more.completion_tokens);
+    total.total_tokens = total.total_tokens.saturating_add(more.total_tokens);
 }
 
 fn limit_reply(records: &[ToolCallRecord]) -> String {
@@ -187,6 +189,14 @@ mod tests {
         assert_eq!(parse_arguments(r#"{"q": "sol"}"#).unwrap()["q"], "sol");
         assert_eq!(parse_arguments("[1]"), Err("arguments must be a JSON object"));
         assert_eq!(parse_arguments("{\"q\": "), Err("arguments are not valid JSON"));
+    }
+
+    #[test]
+    fn usage_sums_saturate() {
+        let huge = Usage { prompt_tokens: u64::MAX, completion_tokens: 1, total_tokens: u64::MAX - 1 };
+        let mut total = Usage { prompt_tokens: 5, completion_tokens: u64::MAX, total_tokens: 7 };
+        add_usage(&mut total, huge);
+        assert_eq!(total, Usage { prompt_tokens: u64::MAX, completion_tokens: u64::MAX, total_tokens: u64::MAX });
     }
 
     #[test]

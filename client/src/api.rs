@@ -69,7 +69,8 @@ impl Client {
     pub(crate) async fn read<T: DeserializeOwned>(&self, response: reqwest::Response) -> Result<T, ClientError> {
         let status = response.status().as_u16();
         let bytes = response.bytes().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
-        if status == 200 {
+        // 201: a route that creates (a wallet).
+        if status == 200 || status == 201 {
             return serde_json::from_slice(&bytes).map_err(|e| ClientError::Malformed(e.to_string()));
         }
         let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();

@@ -67,6 +67,8 @@ impl Client {
         let plaintext = PromptPlaintext {
             prompt: None,
             messages: Some(request.messages.clone()),
+            // Sealed as well as sent outside: the enclave refuses a relay's other model.
+            model: Some(request.model.clone()),
             max_tokens: request.max_tokens,
             temperature: request.temperature,
             timestamp: Some(crate::unix_now()),

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use chain::{Chain, Commitment, Confirmation, RpcChain};
 use ed25519_dalek::SigningKey;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use shared::address::Address;
 use shared::solana::{Message, Transaction, associated_token, token};
 
@@ -12,7 +12,7 @@ use crate::api::Client;
 use crate::error::ClientError;
 
 /// `GET /api/v1/deposits/address`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DepositAddress {
     pub key_id: String,
@@ -22,7 +22,7 @@ pub struct DepositAddress {
     pub token_accounts: Vec<TokenAccount>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenAccount {
     pub mint: String,
@@ -32,7 +32,7 @@ pub struct TokenAccount {
 }
 
 /// One row of `GET /api/v1/deposits`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Deposit {
     pub signature: String,

@@ -11,11 +11,13 @@ pub mod deposits;
 pub mod error;
 pub mod key_cache;
 pub mod log;
+pub mod onchain;
 pub mod pccs;
 pub mod provision;
 pub mod proxy;
 pub mod receipts;
 pub mod swap;
+pub mod wallets;
 
 pub use api::Client;
 pub use error::ClientError;

@@ -140,6 +140,11 @@ impl Client {
         Ok(LogEvidence { proof, anchored })
     }
 
+    /// The current signed tree head, unchecked.
+    pub async fn log_head(&self) -> Result<shared::tlog::wire::SignedTreeHead, ClientError> {
+        self.get("/log/v1/sth").await
+    }
+
     /// Fetches and checks (see [`check`]).
     pub async fn log_proof(&self, entry: &[u8], log_key: Option<&[u8; 32]>) -> Result<LogCheck, ClientError> {
         Ok(self.log_evidence(entry).await?.check(entry, log_key)?)

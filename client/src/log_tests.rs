@@ -34,6 +34,7 @@ fn anchor(key: &SigningKey, size: u64, root: Hash) -> Anchor {
         tx_signature: parsed.id(),
         transaction: shared::b64::encode(&tx),
         anchored_at: 1,
+        ledger_signature: None,
     }
 }
 

@@ -73,8 +73,9 @@ fn from_client_error(e: &ClientError) -> Response {
     }
 }
 
-/// Reads an OpenAI chat request into what is sealed; `Err` says why it is a 400.
-fn parse(body: &[u8]) -> Result<(CompletionRequest, bool), String> {
+/// Reads an OpenAI chat request into what is sealed, and whether it asks for a stream; `Err`
+/// says why it is a 400.
+pub fn parse(body: &[u8]) -> Result<(CompletionRequest, bool), String> {
     let request: Value = serde_json::from_slice(body).map_err(|_| "the body must be a JSON object")?;
     let messages = request.get("messages").and_then(Value::as_array).ok_or("`messages` is required")?;
     if messages.is_empty() {

@@ -17,10 +17,19 @@ use shared::{b64, sha256};
 use crate::error::ProcessError;
 use crate::process::{Enclave, ReplyFormat};
 
-pub fn router(enclave: Arc<Enclave>) -> Router {
-    Router::new()
-        .route("/public-key", get(public_key))
-        .route("/attestation", get(attestation))
+/// Bounds on the routes that do work: requests in flight, and each one's time.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_concurrent: usize,
+    pub request_timeout: std::time::Duration,
+}
+
+/// The internal API. The two reads stay outside the limits, so the relay's key refresh
+/// still answers while the work routes are full.
+pub fn router(enclave: Arc<Enclave>, limits: Limits) -> Router {
+    let reads = Router::new().route("/public-key", get(public_key)).route("/attestation", get(attestation));
+    let permits = Arc::new(tokio::sync::Semaphore::new(limits.max_concurrent));
+    let work = Router::new()
         .route("/process", post(process))
         .route("/agent", post(agent))
         .route("/chat/completions", post(chat_completions))
@@ -29,8 +38,30 @@ pub fn router(enclave: Arc<Enclave>) -> Router {
         .route("/objects/open", post(open_object))
         .route("/swaps/sessions", post(open_session))
         .route("/swaps/step", post(swap_step))
-        .layer(DefaultBodyLimit::max(MAX_ENVELOPE_JSON + 4096))
-        .with_state(enclave)
+        .layer(axum::middleware::from_fn(move |request, next| bounded(permits.clone(), limits, request, next)));
+    reads.merge(work).layer(DefaultBodyLimit::max(MAX_ENVELOPE_JSON + 4096)).with_state(enclave)
+}
+
+/// Runs a work request only with a permit and within the time limit. Without a permit the
+/// answer is immediate, so excess requests hold no memory while they wait.
+async fn bounded(
+    permits: Arc<tokio::sync::Semaphore>,
+    limits: Limits,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Ok(_permit) = permits.try_acquire_owned() else {
+        let message = "the enclave is at its limit of requests in flight; retry shortly";
+        return failure(StatusCode::SERVICE_UNAVAILABLE, codes::ENCLAVE_BUSY, message);
+    };
+    match tokio::time::timeout(limits.request_timeout, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => failure(StatusCode::GATEWAY_TIMEOUT, codes::ENCLAVE_TIMEOUT, "the request took too long"),
+    }
+}
+
+fn failure(status: StatusCode, code: &str, message: &str) -> Response {
+    (status, Json(FailureBody { success: false, error: code.into(), message: message.into() })).into_response()
 }
 
 async fn public_key(State(enclave): State<Arc<Enclave>>) -> Json<PublicKeyResponse> {

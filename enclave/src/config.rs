@@ -10,15 +10,23 @@ use shared::address::{Address, default_program_id};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct EnclaveConfig {
-    /// Internal API address (the relay connects here).
+    /// Internal API address (the relay connects here): one interface's address and a port,
+    /// never a wildcard, so the API is reachable only where the image says.
     pub listen: String,
+    /// Requests doing work (process, agent, completions, provisioning, objects, swaps) in
+    /// flight at once; more are answered 503 `enclave_busy` at once, holding nothing.
+    pub max_concurrent_requests: usize,
+    /// Whole-request limit (504 `enclave_timeout`); must be above `modelTimeoutSecs`, default
+    /// that plus 30.
+    pub request_timeout_secs: Option<u64>,
     /// Attestation program id (base58) receipts are addressed under.
     pub program_id: String,
     /// configfs-tsm report directory.
     pub tsm_root: PathBuf,
     /// Envelopes whose timestamp differs from the enclave clock by more are refused.
     pub timestamp_window_secs: u64,
-    /// Timestamp-less envelopes remembered per boot before such envelopes are refused.
+    /// Timestamp-less envelopes remembered per boot before such envelopes are refused. Default
+    /// 0: every envelope must carry a timestamp, so none can be held and replayed later.
     pub max_untimed_envelopes: usize,
     /// Per-request limit on the whole model call, retries included.
     pub model_timeout_secs: u64,
@@ -49,10 +57,12 @@ impl Default for EnclaveConfig {
     fn default() -> Self {
         EnclaveConfig {
             listen: "127.0.0.1:7070".into(),
+            max_concurrent_requests: 64,
+            request_timeout_secs: None,
             program_id: default_program_id().to_string(),
             tsm_root: PathBuf::from(crate::tsm::DEFAULT_ROOT),
             timestamp_window_secs: 300,
-            max_untimed_envelopes: 100_000,
+            max_untimed_envelopes: 0,
             model_timeout_secs: 300,
             warmup_attempts: 6,
             models: HashMap::new(),
@@ -85,6 +95,13 @@ impl EnclaveConfig {
         };
         config.program_id()?;
         config.provisioners()?;
+        config.listen_address()?;
+        if config.max_concurrent_requests == 0 {
+            return Err(ConfigError::Invalid("maxConcurrentRequests must be at least 1".into()));
+        }
+        if config.request_timeout_secs.is_some_and(|t| t <= config.model_timeout_secs) {
+            return Err(ConfigError::Invalid("requestTimeoutSecs must be above modelTimeoutSecs".into()));
+        }
         if let Some((id, _)) = config.tools.upstreams.iter().find(|(_, u)| u.api_key_env.is_some()) {
             return Err(ConfigError::Invalid(format!(
                 "tools.upstreams.{id}.apiKeyEnv: the enclave takes credentials only from a secrets bundle"
@@ -107,6 +124,26 @@ impl EnclaveConfig {
                     .ok_or_else(|| ConfigError::Invalid(format!("provisioner `{k}` is not base58 of 32 bytes")))
             })
             .collect()
+    }
+
+    /// The whole-request time limit.
+    pub fn request_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.request_timeout_secs.unwrap_or(self.model_timeout_secs + 30))
+    }
+
+    /// `listen` as a socket address of one interface.
+    pub fn listen_address(&self) -> Result<std::net::SocketAddr, ConfigError> {
+        let address: std::net::SocketAddr = self
+            .listen
+            .parse()
+            .map_err(|_| ConfigError::Invalid(format!("listen `{}` is not an IP address and port", self.listen)))?;
+        if address.ip().is_unspecified() {
+            return Err(ConfigError::Invalid(format!(
+                "listen `{}` is a wildcard: name the internal interface's address",
+                self.listen
+            )));
+        }
+        Ok(address)
     }
 
     pub fn program_id(&self) -> Result<Address, ConfigError> {
@@ -142,6 +179,28 @@ mod tests {
         assert!(EnclaveConfig::load(Some(&p)).is_err());
         std::fs::write(&p, r#"{"models": {"gpt-oss-20b": {"endpoint": "http://127.0.0.1/v1"}}}"#).unwrap();
         assert!(EnclaveConfig::load(Some(&p)).is_err(), "aliases are not catalog ids");
+    }
+
+    #[test]
+    fn the_api_binds_one_interface_with_bounded_work_and_timed_envelopes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.json");
+        let load = |text: &str| {
+            std::fs::write(&p, text).unwrap();
+            EnclaveConfig::load(Some(&p))
+        };
+        let c = load("{}").unwrap();
+        assert_eq!(c.max_untimed_envelopes, 0, "untimed envelopes are refused by default");
+        assert_eq!(c.request_timeout(), std::time::Duration::from_secs(330));
+        assert_eq!(load(r#"{"listen": "10.0.2.15:7070"}"#).unwrap().listen_address().unwrap().port(), 7070);
+        for wildcard in ["0.0.0.0:7070", "[::]:7070"] {
+            let e = load(&format!(r#"{{"listen": "{wildcard}"}}"#)).unwrap_err().to_string();
+            assert!(e.contains("wildcard"), "{e}");
+        }
+        assert!(load(r#"{"listen": "enclave.internal:7070"}"#).is_err(), "an address, not a name");
+        assert!(load(r#"{"maxConcurrentRequests": 0}"#).is_err());
+        assert!(load(r#"{"modelTimeoutSecs": 60, "requestTimeoutSecs": 60}"#).is_err());
+        assert!(load(r#"{"modelTimeoutSecs": 60, "requestTimeoutSecs": 61}"#).is_ok());
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub enum ProcessError {
     TimestampRequired,
     #[error("model `{0}` has no configured GPU-node endpoint")]
     GpuNotConfigured(String),
+    #[error("the model outside the envelope is not the one sealed inside it")]
+    ModelMismatch,
     #[error("model call failed: {0}")]
     Model(ModelError),
     #[error("{0}")]
@@ -79,6 +81,7 @@ impl ProcessError {
             ProcessError::Replayed => (409, codes::REPLAY_DETECTED),
             ProcessError::Stale | ProcessError::TimestampRequired => (400, codes::STALE_TIMESTAMP),
             ProcessError::GpuNotConfigured(_) => (501, codes::GPU_NOT_CONFIGURED),
+            ProcessError::ModelMismatch => (400, codes::MODEL_MISMATCH),
             ProcessError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
             ProcessError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),
             ProcessError::Model(_) => (502, codes::MODEL_ERROR),

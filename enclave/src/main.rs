@@ -94,11 +94,15 @@ async fn run() -> Result<(), String> {
         "booted"
     );
     let enclave = Arc::new(Enclave::new(&config, keys, attestation).map_err(|e| e.to_string())?);
-    let listener = tokio::net::TcpListener::bind(&config.listen)
+    let limits = enclave::api::Limits {
+        max_concurrent: config.max_concurrent_requests,
+        request_timeout: config.request_timeout(),
+    };
+    let listener = tokio::net::TcpListener::bind(config.listen_address().map_err(|e| e.to_string())?)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(listen = %listener.local_addr().map_err(|e| e.to_string())?, "serving");
-    axum::serve(listener, enclave::api::router(enclave))
+    axum::serve(listener, enclave::api::router(enclave, limits))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })

@@ -173,9 +173,13 @@ impl Enclave {
             ReplayVerdict::Stale => return Err(ProcessError::Stale),
             ReplayVerdict::TimestampRequired => return Err(ProcessError::TimestampRequired),
         }
-        let max_tokens =
-            [prompt.max_tokens, request.max_tokens].into_iter().flatten().fold(served.max_tokens, u32::min);
-        let max_tokens = Some(max_tokens);
+        // Sealed values win (issue 18 finding 5): a sealed model must be the routed one, and a
+        // sealed token limit replaces the outer one, which a relay could lower.
+        if prompt.model.as_deref().is_some_and(|m| catalog::resolve(m) != model_id) {
+            return Err(ProcessError::ModelMismatch);
+        }
+        let asked = prompt.max_tokens.or(request.max_tokens);
+        let max_tokens = Some(asked.map_or(served.max_tokens, |n| n.min(served.max_tokens)));
         Ok(Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens })
     }
 

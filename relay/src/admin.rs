@@ -66,7 +66,12 @@ async fn credit(config: &RelayConfig, flags: &[(&str, &str)]) -> Result<(), Stri
 
 async fn objects(config: &RelayConfig, sub: &str, flags: &[(&str, &str)]) -> Result<(), String> {
     let store = store(config).await?;
-    let enclaves = EnclavePool::new(&config.enclave_urls(), Duration::from_secs(config.enclave_timeout_secs), None);
+    let enclaves = EnclavePool::new(
+        &config.enclave_urls(),
+        Duration::from_secs(config.enclave_timeout_secs),
+        None,
+        config.enclave_max_in_flight,
+    );
     enclaves.refresh().await;
     let json = match (sub, flag(flags, "--kind"), flag(flags, "--id")) {
         ("new", Some(kind), None) => {

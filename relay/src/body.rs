@@ -18,8 +18,22 @@ pub const MAX_SMALL_BODY: usize = 64 * 1024;
 const DRAIN_BYTES: usize = 16 << 20;
 const DRAIN_TIME: Duration = Duration::from_secs(2);
 
-/// The whole body, or `payload_too_large` past `limit`.
+/// How long a body may take to arrive (`server.bodyReadSecs`), set once at start.
+static READ_DEADLINE: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+
+/// Sets the body deadline for the life of the process (the first call wins).
+pub fn set_read_deadline(deadline: Duration) {
+    let _ = READ_DEADLINE.set(deadline);
+}
+
+/// The whole body, or `payload_too_large` past `limit`, or `request_timeout` when it does not
+/// arrive in time (a client trickling its body holds nothing for long).
 pub async fn read(body: Body, limit: usize) -> Result<Bytes, RelayError> {
+    let deadline = READ_DEADLINE.get().copied().unwrap_or(Duration::from_secs(30));
+    tokio::time::timeout(deadline, read_all(body, limit)).await.map_err(|_| RelayError::RequestTimeout)?
+}
+
+async fn read_all(body: Body, limit: usize) -> Result<Bytes, RelayError> {
     let mut body = body;
     let mut collected = Vec::new();
     while let Some(frame) = body.frame().await {

@@ -19,6 +19,8 @@ pub struct RelayConfig {
     /// How often each enclave's current key is asked for.
     pub enclave_refresh_secs: u64,
     pub enclave_timeout_secs: u64,
+    /// Requests in flight to each enclave at most (and so its connections); more wait their turn.
+    pub enclave_max_in_flight: usize,
     /// What `teeEndpoint` says in `tee_unreachable` answers; default the enclave's own URL
     /// (an internal address an operator may not want to publish).
     pub tee_endpoint_shown: Option<String>,
@@ -75,6 +77,10 @@ pub struct RelayConfig {
     pub discovery: crate::discovery::DiscoveryConfig,
     /// Deposits from the chain (docs/billing.md "Deposits").
     pub deposits: crate::billing::deposits::DepositsConfig,
+    /// Timeouts and the connection cap of the HTTP server (docs/operations.md).
+    pub server: crate::serve::ServerConfig,
+    /// Where commits go: the embedded log only, or also the chain (docs/log.md "Ledger writer").
+    pub ledger: crate::receipts::ledger_writer::LedgerConfig,
     /// The transparency log: anchoring interval (docs/log.md).
     pub log: crate::log::LogConfig,
 }
@@ -87,6 +93,7 @@ impl Default for RelayConfig {
             enclaves: Vec::new(),
             enclave_refresh_secs: 2,
             enclave_timeout_secs: 330,
+            enclave_max_in_flight: 64,
             tee_endpoint_shown: None,
             abandoned_usage_secs: None,
             data_dir: PathBuf::from("data"),
@@ -115,6 +122,8 @@ impl Default for RelayConfig {
             agents: Default::default(),
             discovery: Default::default(),
             deposits: Default::default(),
+            server: Default::default(),
+            ledger: Default::default(),
             log: Default::default(),
         }
     }
@@ -155,6 +164,8 @@ impl RelayConfig {
             config.api_keys.extend(keys.split(',').map(str::trim).filter(|k| !k.is_empty()).map(String::from));
         }
         config.program_id()?;
+        config.ledger.check().map_err(ConfigError::Invalid)?;
+        config.server.check().map_err(ConfigError::Invalid)?;
         if config.guest_ipv6_prefix > 128 {
             return Err(ConfigError::Invalid("guestIpv6Prefix must be 0 to 128".into()));
         }

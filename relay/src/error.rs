@@ -66,6 +66,10 @@ pub enum RelayError {
     ClientGone,
     #[error("internal error")]
     Internal,
+    #[error("the request body did not arrive in time")]
+    RequestTimeout,
+    #[error("the database does not answer; retry shortly")]
+    DatabaseUnavailable,
     #[error(transparent)]
     X402(#[from] X402Error),
     #[error("private swaps are not configured on this relay")]
@@ -105,6 +109,8 @@ impl RelayError {
             RelayError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
             RelayError::Model(_) => (502, codes::MODEL_ERROR),
             RelayError::ClientGone | RelayError::Internal => (500, codes::INTERNAL),
+            RelayError::RequestTimeout => (408, codes::REQUEST_TIMEOUT),
+            RelayError::DatabaseUnavailable => (503, codes::DATABASE_UNAVAILABLE),
             RelayError::X402(e) => (e.status().as_u16(), e.code()),
             RelayError::SwapsNotConfigured => (501, codes::SWAPS_NOT_CONFIGURED),
             RelayError::Conflict { code, .. } => (409, code),
@@ -199,6 +205,10 @@ impl IntoResponse for RelayError {
 
 impl From<StoreError> for RelayError {
     fn from(e: StoreError) -> Self {
+        if e.is_unavailable() {
+            tracing::warn!(error = %e, "database unavailable");
+            return RelayError::DatabaseUnavailable;
+        }
         tracing::error!(error = %e, "storage error");
         RelayError::Internal
     }

@@ -5,7 +5,8 @@
 //!
 //! One folder per subsystem (DESIGN.md §3): `private/` (the one ciphertext pipeline),
 //! `accounts/`, `billing/`, `x402/`, `receipts/`, `log/` (the transparency log), `plain_agent/`
-//! (the one plaintext path), `enclaves/`, `discovery/`; `state`, `router` and `error` tie them together.
+//! (the one plaintext path), `enclaves/`, `discovery/`, `metrics/` (`GET /metrics`); `state`, `router` and
+//! `error` tie them together.
 
 pub mod accounts;
 pub mod admin;
@@ -20,12 +21,15 @@ pub mod error;
 pub mod failpoint;
 pub mod housekeeping;
 pub mod log;
+pub mod logging;
 pub mod mcp;
+pub mod metrics;
 pub mod peer;
 pub mod plain_agent;
 pub mod private;
 pub mod receipts;
 pub mod router;
+pub mod serve;
 pub mod state;
 pub mod store;
 pub mod x402;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use relay::accounts::ApiKeys;
 use relay::config::RelayConfig;
 use relay::enclaves::EnclavePool;
+use relay::receipts::ledger_writer::LedgerWriter;
 use relay::receipts::{CommitLog, load_or_create_key};
 use relay::router::router;
 use relay::state::{AppState, Prices};
@@ -31,11 +32,13 @@ fn parse_args() -> Result<(Option<PathBuf>, Vec<String>), String> {
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    match relay::logging::LogFormat::from_env() {
+        Ok(format) => relay::logging::init(format),
+        Err(e) => {
+            eprintln!("relay: {e}");
+            std::process::exit(1);
+        }
+    }
     if let Err(e) = run().await {
         tracing::error!("fatal: {e}");
         std::process::exit(1);
@@ -56,7 +59,11 @@ async fn run() -> Result<(), String> {
     let program_id = config.program_id().map_err(|e| e.to_string())?;
     // One key for commits, anchors and tree heads (docs/log.md "Keys").
     let log = relay::log::TransparencyLog::new(key.clone(), store.clone(), config.log.clone());
-    let commits = CommitLog::new(key, program_id, store.clone());
+    let ledger = LedgerWriter::from_config(&config.ledger, key.clone(), program_id, store.clone())?;
+    let commits = match ledger {
+        Some(_) => CommitLog::new(key, program_id, store.clone()).queue_for_chain(),
+        None => CommitLog::new(key, program_id, store.clone()),
+    };
     let backfilled = relay::log::backfill::backfill(&store, relay::unix_now()).await.map_err(|e| e.to_string())?;
     if backfilled > 0 {
         tracing::info!(receipts = backfilled, "appended receipts committed before the log existed");
@@ -64,13 +71,19 @@ async fn run() -> Result<(), String> {
     tracing::info!(
         backend = if store.is_sqlite { "sqlite" } else { "postgres" },
         ledger_key = %shared::address::Address(commits.public_key()),
+        ledger = if ledger.is_some() { "solana" } else { "embedded" },
         program_id = %program_id,
         enclaves = ?config.enclave_urls(),
         api_keys = config.api_keys.len(),
         "relay starting"
     );
     let timeout = Duration::from_secs(config.enclave_timeout_secs);
-    let enclaves = Arc::new(EnclavePool::new(&config.enclave_urls(), timeout, config.tee_endpoint_shown.as_deref()));
+    let enclaves = Arc::new(EnclavePool::new(
+        &config.enclave_urls(),
+        timeout,
+        config.tee_endpoint_shown.as_deref(),
+        config.enclave_max_in_flight,
+    ));
     enclaves.refresh().await;
     enclaves.keep_fresh(Duration::from_secs(config.enclave_refresh_secs.max(1)));
     let state = Arc::new(AppState {
@@ -78,6 +91,7 @@ async fn run() -> Result<(), String> {
         keys: ApiKeys::new(&config.api_keys, store.clone()),
         store,
         commits,
+        ledger,
         log,
         public_url: config.public_url(),
         prices: Prices {
@@ -95,11 +109,12 @@ async fn run() -> Result<(), String> {
         },
         max_history_turns: config.max_history_turns,
         x402: relay::x402::X402::new(&config.x402).map_err(|e| e.to_string())?,
-        rate_limits: config.rate_limits,
+        rate_limiter: relay::billing::rate_limit::RateLimiter::new(config.rate_limits),
         agents: relay::agents_v1::Agents::from_config(&config.agents)?,
         discovery: config.discovery.clone(),
         deposits: relay::billing::deposits::Deposits::from_config(&config.deposits)?,
         openapi: relay::discovery::openapi::Documents::new(&config.public_url()),
+        metrics: Default::default(),
     });
     relay::agents_v1::start(&state);
     relay::billing::deposits::start(&state);
@@ -107,14 +122,14 @@ async fn run() -> Result<(), String> {
     let abandon_after = config.abandoned_usage_secs.unwrap_or(config.enclave_timeout_secs + 60);
     relay::housekeeping::start(&state, abandon_after);
     relay::log::anchor::start(&state);
+    relay::receipts::ledger_writer::start(&state);
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(listen = %listener.local_addr().map_err(|e| e.to_string())?, "serving");
-    axum::serve(listener, router(state).into_make_service_with_connect_info::<std::net::SocketAddr>())
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .map_err(|e| e.to_string())
+    relay::body::set_read_deadline(Duration::from_secs(config.server.body_read_secs));
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    relay::serve::serve(listener, router(state), config.server, shutdown).await.map_err(|e| e.to_string())
 }

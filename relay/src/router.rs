@@ -1,11 +1,11 @@
-//! The route table, and the two layers every response passes: one log line per request, and
-//! JSON errors even where the framework answers on its own (unknown paths, wrong methods,
-//! extractor rejections).
+//! The route table, and the layers every response passes: one log line per request, its count
+//! and latency under its route template (`metrics/`), and JSON errors even where the framework
+//! answers on its own (unknown paths, wrong methods, extractor rejections).
 
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{MatchedPath, Request};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -20,9 +20,10 @@ pub fn router(state: App) -> Router {
     // MCP tools call the same routes, in-process (src/mcp/call.rs).
     let mcp = crate::mcp::service(api.clone(), &state.public_url, &state.discovery.mcp_allowed_hosts);
     api.nest_service("/mcp/v1", mcp)
-        .layer(middleware::from_fn_with_state(state, billing::rate_limit::limit))
+        .layer(middleware::from_fn_with_state(state.clone(), billing::rate_limit::limit))
         .layer(middleware::from_fn(json_errors))
         .layer(middleware::from_fn(log_request))
+        .layer(middleware::from_fn_with_state(state, crate::metrics::route::track))
 }
 
 /// Every public route but the MCP endpoint.
@@ -31,6 +32,7 @@ fn routes() -> Router<App> {
         .route("/attestation/by-hash/{hash}", get(receipts::lookups::by_hash))
         .route("/attestation/by-tx/{signature}", get(receipts::lookups::by_tx))
         .route("/attestation/{address}", get(receipts::lookups::by_address))
+        .route("/attestation/{address}/ledger", get(receipts::lookups::ledger_status))
         .route("/log/v1/sth", get(log::routes::sth))
         .route("/log/v1/proof/inclusion", get(log::routes::inclusion))
         .route("/log/v1/proof/consistency", get(log::routes::consistency))
@@ -63,6 +65,7 @@ fn routes() -> Router<App> {
         .route("/agents/v1/swaps/oneshot/{id}/execute", post(agents_v1::oneshot::execute))
         .route("/agents/v1/sessions/{id}", get(agents_v1::views::session))
         .route("/agents/v1/attestations/{id}", get(agents_v1::views::attestation))
+        .merge(agents_v1::wallets::routes())
         .route("/.well-known/agent-card.json", get(discovery::agent_card))
         .route("/agents/v1/capabilities", get(discovery::capabilities::handle))
         .route("/agents/v1/openapi.json", get(discovery::openapi::agents_document))
@@ -70,18 +73,23 @@ fn routes() -> Router<App> {
         .route("/icon.svg", get(discovery::icon))
         .route("/health", get(discovery::openapi::health))
         .route("/ready", get(discovery::openapi::ready))
+        .route("/metrics", get(crate::metrics::route::handle))
         .merge(lookups)
         .fallback(|| async { RelayError::NotFound("no such route") })
         .method_not_allowed_fallback(|| async { RelayError::MethodNotAllowed })
 }
 
-/// One line per request: method, path, status, time. Never headers or bodies.
+/// One line per request: method, path, the route template it matched, status, time. Never
+/// headers or bodies.
 async fn log_request(request: Request, next: Next) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_string();
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let started = Instant::now();
     let response = next.run(request).await;
-    tracing::info!(%method, path, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64);
+    let route = route.as_ref().map_or(crate::metrics::requests::UNMATCHED, MatchedPath::as_str);
+    let (status, elapsed_ms) = (response.status().as_u16(), started.elapsed().as_millis() as u64);
+    tracing::info!(%method, path, route, status, elapsed_ms);
     response
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::accounts::ApiKeys;
 use crate::agents_v1::Agents;
-use crate::billing::rate_limit::RateLimitConfig;
+use crate::billing::rate_limit::RateLimiter;
 use crate::enclaves::EnclavePool;
 use crate::plain_agent::PlainAgent;
 use crate::receipts::CommitLog;
@@ -18,6 +18,8 @@ pub struct AppState {
     pub keys: ApiKeys,
     pub store: Store,
     pub commits: CommitLog,
+    /// `solana` ledger mode: the writer that puts commits on the chain.
+    pub ledger: Option<crate::receipts::ledger_writer::LedgerWriter>,
     /// The transparency log of receipts (`/log/v1`).
     pub log: crate::log::TransparencyLog,
     /// Base of links the relay hands out (`explorerUrl`, x402 resources).
@@ -31,7 +33,7 @@ pub struct AppState {
     pub sign_in: crate::accounts::sign_in::Origin,
     pub max_history_turns: u32,
     pub x402: X402,
-    pub rate_limits: RateLimitConfig,
+    pub rate_limiter: RateLimiter,
     /// The Agent Privacy API, when a chain and a router are configured.
     pub agents: Option<Agents>,
     pub discovery: crate::discovery::DiscoveryConfig,
@@ -39,6 +41,8 @@ pub struct AppState {
     pub deposits: crate::billing::deposits::Deposits,
     /// The OpenAPI documents, built at start.
     pub openapi: crate::discovery::openapi::Documents,
+    /// The counters `GET /metrics` shows.
+    pub metrics: crate::metrics::Metrics,
 }
 
 /// What calls cost, in stablecoin base units.

@@ -18,6 +18,8 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (8, include_str!("../migrations/0008_swap_sessions.sql")),
     (11, include_str!("../migrations/0011_chain_deposits.sql")),
     (12, include_str!("../migrations/0012_transparency_log.sql")),
+    (13, include_str!("../migrations/0013_ledger_outbox.sql")),
+    (14, include_str!("../migrations/0014_wallets.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +28,23 @@ pub enum StoreError {
     Db(#[from] sqlx::Error),
     #[error("stored row is corrupt: {0}")]
     Corrupt(&'static str),
+}
+
+impl StoreError {
+    /// The database could not be reached or is going away (a restart, a network fault, a full
+    /// pool), as opposed to a refused statement: the request may succeed if retried.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            StoreError::Db(sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed) => true,
+            StoreError::Db(sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed) => true,
+            // PostgreSQL: class 08 (connection exception) and 57P01-57P03 (shutting down,
+            // crashed, cannot connect now).
+            StoreError::Db(sqlx::Error::Database(d)) => {
+                d.code().is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03"))
+            }
+            _ => false,
+        }
+    }
 }
 
 #[derive(Clone)]

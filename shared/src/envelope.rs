@@ -247,6 +247,12 @@ pub struct PromptPlaintext {
     pub prompt: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<Message>>,
+    /// The model asked for: when present the enclave refuses a request whose `model` outside
+    /// the envelope names another (the relay routes and prices by that one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// When present the enclave uses it and ignores the `maxTokens` outside the envelope,
+    /// which a relay could lower to cut answers short.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -274,6 +280,7 @@ impl PromptPlaintext {
         PromptPlaintext {
             prompt: Some(prompt.into()),
             messages: None,
+            model: None,
             max_tokens: None,
             temperature: None,
             timestamp: Some(timestamp),

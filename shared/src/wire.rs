@@ -172,7 +172,8 @@ pub struct PrivateRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// An outer cap on generated tokens (the x402 route's `maxTokens`): the enclave uses the
-    /// smallest of this, the sealed prompt's own `maxTokens` and the model's limit.
+    /// sealed prompt's own `maxTokens` when it has one, else this, and never more than the
+    /// model's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
 }
@@ -202,6 +203,10 @@ pub struct OnchainAttestation {
     pub encrypted_prompt_hash: String,
     pub signature: String,
     pub explorer_url: String,
+    /// `landed`, or `pending` until a relay writing to the chain sees the commit land there
+    /// (`GET /attestation/{address}/ledger` follows it). Absent from relays before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
 }
 
 /// The decrypted `encryptedResponse` of a chat: the receipt rides inside so a relay cannot
@@ -364,6 +369,10 @@ pub mod codes {
     pub const RATE_LIMITED: &str = "rate_limited";
     pub const INSUFFICIENT_BALANCE: &str = "insufficient_balance";
     pub const INTERNAL: &str = "internal_error";
+    /// The request's body did not arrive in time (the relay's `server.bodyReadSecs`).
+    pub const REQUEST_TIMEOUT: &str = "request_timeout";
+    /// The relay's database does not answer (restarting, unreachable): retry shortly.
+    pub const DATABASE_UNAVAILABLE: &str = "database_unavailable";
 
     // Request fields (`/agent` and the x402 route).
     pub const INVALID_FIELD: &str = "invalid_field";
@@ -380,6 +389,12 @@ pub mod codes {
     pub const MODEL_ERROR: &str = "model_error";
     pub const CONTEXT_LENGTH_EXCEEDED: &str = "context_length_exceeded";
     pub const ENCLAVE_ERROR: &str = "enclave_error";
+    /// The model outside the envelope is not the sealed one (a relay altered the request).
+    pub const MODEL_MISMATCH: &str = "model_mismatch";
+    /// The enclave is at its configured limit of requests in flight; retry shortly.
+    pub const ENCLAVE_BUSY: &str = "enclave_busy";
+    /// The enclave's request time limit passed.
+    pub const ENCLAVE_TIMEOUT: &str = "enclave_timeout";
 
     // Custody: provisioning and sealed objects (DESIGN §10).
     pub const NOT_PROVISIONED: &str = "not_provisioned";
@@ -433,6 +448,9 @@ pub mod codes {
             MODEL_ERROR,
             CONTEXT_LENGTH_EXCEEDED,
             INTERNAL,
+            MODEL_MISMATCH,
+            ENCLAVE_BUSY,
+            ENCLAVE_TIMEOUT,
             NOT_PROVISIONED,
             UNKNOWN_PROVISIONER,
             BAD_BUNDLE_SIGNATURE,

@@ -29,6 +29,8 @@
 //      {"id":5,"cmd":"timeTravel","slot":N | "epoch":N | "timestamp":UNIX_MILLISECONDS}
 //                                                                          -> epoch info
 //          forward only
+//      {"id":6,"cmd":"deploy","programId":B58,"soBase64":S}                 -> {"programId": B58}
+//          deploys the sBPF program S (an ELF) at that address
 // Numbers are JSON numbers or decimal strings, non-negative safe integers (< 2^53).
 // Logs go to stderr. Stops the chain and exits 0 when stdin closes or on SIGTERM/SIGINT/SIGHUP.
 // See README.md for what the chain does and does not do.
@@ -149,6 +151,11 @@ const commands = {
     const owner = cmd.owner === undefined ? SYSTEM_PROGRAM : text(cmd, "owner");
     surfnet.setAccount(text(cmd, "address"), amount(cmd, "lamports"), data, owner);
     return null;
+  },
+  deploy: (cmd) => {
+    const programId = text(cmd, "programId");
+    const soBytes = [...Buffer.from(text(cmd, "soBase64"), "base64")];
+    return { programId: surfnet.deploy({ programId, soBytes }) };
   },
   timeTravel: (cmd) => {
     const given = ["slot", "epoch", "timestamp"].filter((field) => cmd[field] !== undefined);

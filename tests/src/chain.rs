@@ -140,6 +140,13 @@ impl LocalChain {
             .unwrap();
     }
 
+    /// Deploys the sBPF program `elf` at `program_id`.
+    pub fn deploy(&self, program_id: &Address, elf: &[u8]) {
+        self.command(json!({"cmd": "deploy", "programId": program_id.to_string(),
+                            "soBase64": shared::b64::encode(elf)}))
+            .unwrap();
+    }
+
     /// Moves the clock forward to `unix_ms` (milliseconds); returns the epoch info.
     pub fn time_travel(&self, unix_ms: u64) -> Value {
         self.command(json!({"cmd": "timeTravel", "timestamp": unix_ms})).unwrap()
@@ -228,4 +235,58 @@ impl Drop for LocalChain {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The smallest program the chain accepts: `mov64 r0, 0; exit`, so every instruction to it
+/// succeeds whatever its data. It stands at the attestation program id on the local chain,
+/// where the receipt program is not deployed: a commit's receipt is its instruction data,
+/// which lookups read back from the transaction (docs/log.md "Ledger writer").
+///
+/// An sBPF v0 ELF built by hand: the 64-byte header (64-bit, little-endian, ET_DYN, EM_BPF,
+/// entry at the code), the code, the section-name table, then three section headers (null,
+/// `.text`, `.shstrtab`) and no program headers, which a program without relocations or
+/// calls does not need.
+pub fn noop_program_elf() -> Vec<u8> {
+    const EM_BPF: u16 = 247;
+    const ET_DYN: u16 = 3;
+    let code: [u8; 16] = [0xb7, 0, 0, 0, 0, 0, 0, 0, 0x95, 0, 0, 0, 0, 0, 0, 0];
+    let names = b"\0.text\0.shstrtab\0";
+    let code_at = 64u64;
+    let names_at = code_at + code.len() as u64;
+    let headers_at = (names_at + names.len() as u64).div_ceil(8) * 8;
+    let mut elf = Vec::new();
+    elf.extend_from_slice(b"\x7fELF");
+    elf.extend_from_slice(&[2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    elf.extend_from_slice(&ET_DYN.to_le_bytes());
+    elf.extend_from_slice(&EM_BPF.to_le_bytes());
+    elf.extend_from_slice(&1u32.to_le_bytes()); // e_version
+    elf.extend_from_slice(&code_at.to_le_bytes()); // e_entry
+    elf.extend_from_slice(&0u64.to_le_bytes()); // e_phoff: none
+    elf.extend_from_slice(&headers_at.to_le_bytes()); // e_shoff
+    elf.extend_from_slice(&0u32.to_le_bytes()); // e_flags: sBPF v0
+    for half in [64u16, 56, 0, 64, 3, 2] {
+        // e_ehsize, e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx
+        elf.extend_from_slice(&half.to_le_bytes());
+    }
+    elf.extend_from_slice(&code);
+    elf.extend_from_slice(names);
+    elf.resize(headers_at as usize, 0);
+    let section = |name: u32, kind: u32, flags: u64, addr: u64, offset: u64, size: u64, align: u64| {
+        let mut h = Vec::with_capacity(64);
+        h.extend_from_slice(&name.to_le_bytes());
+        h.extend_from_slice(&kind.to_le_bytes());
+        for v in [flags, addr, offset, size] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        h.extend_from_slice(&[0; 8]); // sh_link, sh_info
+        h.extend_from_slice(&align.to_le_bytes());
+        h.extend_from_slice(&0u64.to_le_bytes()); // sh_entsize
+        h
+    };
+    elf.extend_from_slice(&[0; 64]);
+    // .text: PROGBITS, ALLOC | EXECINSTR, loaded where it lies in the file.
+    elf.extend_from_slice(&section(1, 1, 6, code_at, code_at, code.len() as u64, 4));
+    // .shstrtab: STRTAB.
+    elf.extend_from_slice(&section(7, 3, 0, 0, names_at, names.len() as u64, 1));
+    elf
 }

@@ -4,6 +4,7 @@
 //! The binaries must be built first (`cargo build --bins`; `make test` does it).
 
 pub mod chain;
+pub mod postgres;
 pub mod sealed;
 pub mod swaps;
 

@@ -134,7 +134,8 @@ async fn capabilities_say_what_answers_here_and_at_what_price() {
     assert_eq!((quote["status"].as_str(), quote["pricePerCall"].as_str()), (Some("Live"), Some("1000")));
     assert_eq!(quote["auth"], json!(["ApiKey", "X402"]));
     assert_eq!(route("/agents/v1/swaps/oneshot")["movesFunds"], true);
-    assert_eq!(route("/agents/v1/wallets")["status"], "Soon");
+    assert_eq!(route("/agents/v1/wallets")["status"], "Live");
+    assert_eq!(route("/agents/v1/wallets/{id}/swap")["status"], "Soon");
     assert_eq!(caps["payments"]["rails"], json!(["internal-credit"]), "x402 is off in this stack");
     let usdc = &caps["limits"]["swapMints"][w.usdc.to_string()];
     assert_eq!((usdc["symbol"].as_str(), usdc["minAmount"].as_str()), (Some("USDC"), Some("100000")));
@@ -220,7 +221,7 @@ fn calls(w: &SwapWorld, payer: &e2e::swaps::Wallet) -> Value {
         {"name": "priv_swap_oneshot_execute", "arguments": {"sessionId": "00000000-0000-4000-8000-000000000000",
                                                              "fundingTxSig": "1111111111111111111111111111111111111111111111111111111111111111"}},
         {"name": "priv_attestation", "arguments": {"sessionId": "00000000-0000-4000-8000-000000000000"}},
-        {"name": "priv_create_wallet", "arguments": {"webhookUrl": "https://agent.example/hook"}},
+        {"name": "priv_create_wallet", "arguments": {"webhookUrl": "http://10.0.0.1/hook"}},
         {"name": "priv_swap_managed", "arguments": {"walletId": "w1", "fromMint": usdc, "toMint": token, "amount": "1",
                                                      "destinationPubkey": destination}},
         {"name": "priv_encrypt", "arguments": {"walletId": "w1", "mint": usdc, "amount": "1"}},
@@ -290,7 +291,9 @@ async fn the_mcp_server_serves_all_thirteen_tools_to_real_clients() {
     assert_eq!(code(4), (Some(true), Some("not_found".into()), Some(404)));
     assert_eq!(code(5), (Some(true), Some("not_found".into()), Some(404)));
     assert_eq!(code(6), (Some(true), Some("not_found".into()), Some(404)));
-    for soon in 7..=11 {
+    // Wallet creation is live: a private webhook address is refused at create.
+    assert_eq!(code(7), (Some(true), Some("invalid_field".into()), Some(400)));
+    for soon in 8..=11 {
         assert_eq!(code(soon), (Some(true), Some("not_found".into()), Some(404)), "{} is Soon", result(soon)["name"]);
     }
     // x402 is off in this stack: the paid tool says so, as a tool error.

@@ -71,6 +71,7 @@ fn forged_anchor(key: &ed25519_dalek::SigningKey, size: u64, root: [u8; 32]) -> 
         tx_signature: parsed.id(),
         transaction: shared::b64::encode(&tx),
         anchored_at: 1,
+        ledger_signature: None,
     }
 }
 

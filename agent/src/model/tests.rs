@@ -71,6 +71,21 @@ async fn sends_openai_request_and_reads_reply() {
     assert_eq!(body["messages"][0]["content"], "capital of France?");
 }
 
+/// Token counts are the GPU node's: a total that would overflow saturates instead of
+/// panicking (debug builds) or wrapping (release). Found by fuzz/fuzz_targets/model.rs.
+#[tokio::test]
+async fn huge_token_counts_saturate() {
+    let body = serde_json::json!({
+        "choices": [{"message": {"role": "assistant", "content": "x"}}],
+        "usage": {"prompt_tokens": u64::MAX, "completion_tokens": 1}
+    })
+    .to_string();
+    let router = Router::new().route("/v1/chat/completions", post(move || async move { body }));
+    let base = serve(router).await;
+    let reply = client().chat(&endpoint(base), &request()).await.unwrap();
+    assert_eq!(reply.usage, Usage { prompt_tokens: u64::MAX, completion_tokens: 1, total_tokens: u64::MAX });
+}
+
 async fn flaky(warm_answers: u32, status: StatusCode, message: &'static str) -> (String, Arc<AtomicU32>) {
     let calls = Arc::new(AtomicU32::new(0));
     let c = calls.clone();

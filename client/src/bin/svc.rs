@@ -1,7 +1,11 @@
 //! `svc`: the command-line client.
 
+#[path = "svc/measure_json.rs"]
+mod measure_json;
 #[path = "svc/swap_cmd.rs"]
 mod swap_cmd;
+#[path = "svc/wallet_cmd.rs"]
+mod wallet_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -35,6 +39,11 @@ struct Cli {
     /// File caching the verified enclave key between runs (default: none).
     #[arg(long, env = "SVC_KEY_CACHE", global = true)]
     key_cache: Option<PathBuf>,
+    /// Print the outcome as one JSON document on stdout, for every command (fields in
+    /// docs/cli-json.md); a failure prints `{"error", "exitCode"}`. `keyholder` writes JSON log
+    /// lines instead, `proxy` one JSON line once it listens.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(flatten)]
     trust: TrustArgs,
     #[command(subcommand)]
@@ -75,8 +84,6 @@ enum Command {
     /// Verify the enclave (or, offline, a quote file) and print the verification document.
     /// Exit codes: 0 accept, 10 reject, 20 unsupported, 30 malformed input.
     Attest {
-        #[arg(long)]
-        json: bool,
         /// Offline: a quote file (binary, or hex text).
         #[arg(long, requires = "collateral", requires = "now")]
         quote: Option<PathBuf>,
@@ -91,9 +98,6 @@ enum Command {
         model: Option<String>,
         #[arg(long)]
         max_tokens: Option<u32>,
-        /// Print the whole outcome as JSON.
-        #[arg(long)]
-        json: bool,
     },
     /// Ask the agent. Plaintext by default (the relay runs the tool loop and sees the prompt);
     /// `--encrypted` seals the prompt to the verified enclave, which runs the loop with its
@@ -116,9 +120,6 @@ enum Command {
         /// With --braid: run this plan instead of detecting one.
         #[arg(long)]
         plan: Option<String>,
-        /// Print the whole answer as JSON.
-        #[arg(long)]
-        json: bool,
     },
     /// Fetch and verify a receipt by address, ciphertext hash or commit transaction.
     Receipt {
@@ -127,6 +128,10 @@ enum Command {
         /// anchored head and the consistency between them (docs/log.md).
         #[arg(long)]
         proof: bool,
+        /// A Solana RPC node of your choosing: check there that the receipt's commit (and, with
+        /// `--proof`, the newest anchor) landed, signed by the relay's ledger key (solana mode).
+        #[arg(long)]
+        rpc: Option<String>,
     },
     /// Verify the enclave exactly as `attest` does, then release the secrets bundle to it:
     /// signed by the provisioner key, sealed to the verified key. Nothing is sent to an enclave
@@ -137,8 +142,6 @@ enum Command {
         /// The enclave to provision, by key id (hex sha256 of its X25519 key); default any.
         #[arg(long)]
         key_id: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// Run as the key holder: provision every enclave key the relay lists that does not hold
     /// this bundle version yet (a reboot makes a new key), with backoff; log each release.
@@ -181,6 +184,11 @@ enum Command {
         #[command(subcommand)]
         command: swap_cmd::SwapCommand,
     },
+    /// Managed wallets (Mode A): create, fund, balance, audit.
+    Wallet {
+        #[command(subcommand)]
+        command: wallet_cmd::WalletCommand,
+    },
     /// Compute MRTD, RTMR1, RTMR2 and the image id of a built image folder
     /// (OVMF.fd, vmlinuz, initrd.cpio, cmdline), and RTMR0 for a host profile.
     Measure {
@@ -188,7 +196,8 @@ enum Command {
         /// Print every TDVF section and every RTMR event with its digest.
         #[arg(long)]
         diagnose: bool,
-        /// Print a measurements file (schema v1) for publishing instead of the summary.
+        /// Print a measurements file (schema v1) for publishing instead of the summary (wins
+        /// over `--json`, which prints the summary as JSON).
         #[arg(long)]
         measurements_json: bool,
         /// Also compute RTMR0 for the host profile in this folder: files `memory` (e.g. `2G`, or
@@ -237,10 +246,16 @@ impl From<ClientError> for Failure {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    let json = cli.json;
     match run(cli).await {
         Ok(code) => ExitCode::from(code),
         Err(Failure(code, message)) => {
             eprintln!("svc: {message}");
+            // One document on stdout: a command that printed its own before failing (a chat whose
+            // log check failed says so in it) prints no second one.
+            if json && !PRINTED_JSON.load(std::sync::atomic::Ordering::Relaxed) {
+                print_json(&serde_json::json!({"error": message, "exitCode": code}));
+            }
             ExitCode::from(code)
         }
     }
@@ -290,6 +305,7 @@ fn collateral_cache_dir() -> Option<PathBuf> {
 }
 
 async fn run(cli: Cli) -> Result<u8, Failure> {
+    let json = cli.json;
     let mut client = Client::new(&cli.relay, cli.api_key).with_key_cache(KeyCache::new(cli.key_cache));
     if let Some(p) = &cli.program_id {
         client = client
@@ -303,10 +319,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     };
     match cli.command {
         Command::Key => print_json(&client.public_key().await?),
-        Command::Attest { json, quote: Some(quote), now } => {
+        Command::Attest { quote: Some(quote), now } => {
             return offline(&cli.trust, &quote, now.unwrap_or(0), json);
         }
-        Command::Attest { json, .. } => {
+        Command::Attest { .. } => {
             let (report, _) = client.with_attestation(cli.trust.options()?).attest().await?;
             if json {
                 print_json(&report);
@@ -315,7 +331,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
             return Ok(report.verdict.exit_code());
         }
-        Command::Chat { prompt, model, max_tokens, json } => {
+        Command::Chat { prompt, model, max_tokens } => {
             let client = client.with_attestation(cli.trust.options()?);
             let options = ChatOptions { model, max_tokens, temperature: None };
             let out = client.chat(&prompt, &options).await?;
@@ -358,7 +374,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 return Err(Failure(1, format!("transparency log check failed: {e}")));
             }
         }
-        Command::Agent { prompt, encrypted: true, model, json, no_tools, chat_id, braid, plan } => {
+        Command::Agent { prompt, encrypted: true, model, no_tools, chat_id, braid, plan } => {
             if no_tools || chat_id.is_some() || braid || plan.is_some() {
                 return Err(Failure(30, "--no-tools, --chat-id, --braid and --plan need the plaintext path".into()));
             }
@@ -383,7 +399,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 eprintln!("receipt:  {} (verified; the relay saw only ciphertext)", out.onchain.address);
             }
         }
-        Command::Agent { prompt, encrypted: false, model, json, no_tools, chat_id, braid, plan } => {
+        Command::Agent { prompt, encrypted: false, model, no_tools, chat_id, braid, plan } => {
             let options = client::agent::AgentOptions {
                 model,
                 use_tools: no_tools.then_some(false),
@@ -425,6 +441,11 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 .map_err(|e| Failure(1, format!("cannot listen on {listen}: {e}")))?;
             let client = client.with_attestation(cli.trust.options()?);
             eprintln!("svc proxy: verifying the enclave, then serving http://{listen}/v1 (OpenAI-compatible)");
+            if json {
+                // One line, so a supervisor can read it before the proxy's first request.
+                let line = serde_json::json!({"listen": listen, "baseUrl": format!("http://{listen}/v1")});
+                println!("{line}");
+            }
             return match client::proxy::serve(client, listener).await {
                 Err(e @ ClientError::NotAttested(_)) => Err(Failure(10, Failure::from(e).1)),
                 Err(e) => Err(e.into()),
@@ -437,12 +458,18 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 true => client.with_attestation(cli.trust.options()?),
                 false => client,
             };
-            return swap_cmd::run(client, command).await;
+            return swap_cmd::run(client, command, json).await;
         }
+        Command::Wallet { command } => return wallet_cmd::run(client, command, json).await,
         Command::Measure { dir, diagnose, measurements_json, rtmr0_profile } => {
-            return measure(&dir, diagnose, measurements_json, rtmr0_profile.as_deref());
+            let shape = match (measurements_json, json) {
+                (true, _) => MeasureOutput::MeasurementsFile,
+                (false, true) => MeasureOutput::Json,
+                (false, false) => MeasureOutput::Text,
+            };
+            return measure(&dir, diagnose, shape, rtmr0_profile.as_deref());
         }
-        Command::Provision { keys, key_id, json } => {
+        Command::Provision { keys, key_id } => {
             let (secrets, provisioner) = keys.load()?;
             let key_id = key_id
                 .map(|k| {
@@ -467,7 +494,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             return Ok(if out.state.is_some() { 0 } else { out.report.verdict.exit_code().max(10) });
         }
         Command::Keyholder { keys, interval } => {
-            tracing_subscriber_init();
+            tracing_subscriber_init(json);
             let (secrets, provisioner) = keys.load()?;
             let client = client.with_attestation(cli.trust.options()?);
             let stop = async {
@@ -484,7 +511,11 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::ProvisionerKey { file } => {
             let key = client::provision::new_provisioner_key(&file)?;
-            println!("{}", Address(key.verifying_key().to_bytes()));
+            let public = Address(key.verifying_key().to_bytes()).to_string();
+            match json {
+                true => print_json(&serde_json::json!({"publicKey": public, "file": file})),
+                false => println!("{public}"),
+            }
             eprintln!("wrote {} (mode 0600); put the public key above in the enclave's `provisioners`", file.display());
         }
         Command::Deposit { send: Some(amount), mint, payer_key, rpc_url, .. } => {
@@ -497,11 +528,19 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let owner =
                 shared::address::Address::parse(&owner).ok_or(Failure(1, "the relay named no address".into()))?;
             let signature = client::deposits::send(&chain, &payer, &owner, &mint, amount).await?;
-            println!("{signature}");
+            match json {
+                true => print_json(&serde_json::json!({"signature": signature, "amount": amount.to_string(),
+                                                       "mint": mint.to_string(), "owner": owner.to_string()})),
+                false => println!("{signature}"),
+            }
             eprintln!("sent {amount} base units to {owner}; svc deposit --list shows it credited once finalized");
         }
         Command::Deposit { list: false, .. } => {
             let a = client.deposit_address().await?;
+            if json {
+                print_json(&a);
+                return Ok(0);
+            }
             println!("deposit wallet: {} ({}), key {}", a.owner, a.network, a.key_id);
             for t in &a.token_accounts {
                 println!(
@@ -512,26 +551,78 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             eprintln!("send a token transfer to the token account of its mint; it is credited once finalized");
         }
         Command::Deposit { list: true, .. } => {
-            for d in client.deposits(200).await? {
+            let deposits = client.deposits(200).await?;
+            if json {
+                print_json(&serde_json::json!({"deposits": deposits}));
+                return Ok(0);
+            }
+            for d in deposits {
                 let why = d.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
                 let currency = d.currency.as_deref().unwrap_or("-");
                 println!("{} #{}  {} {} of {}  {}{why}", d.signature, d.ix, d.amount, currency, d.mint, d.state);
             }
         }
-        Command::Receipt { query, proof } => {
+        Command::Receipt { query, proof, rpc } => {
             let q = ReceiptQuery::parse(&query).ok_or(Failure(
                 30,
                 "expected an address, a 64-hex ciphertext hash or a transaction signature".into(),
             ))?;
-            let (receipt, _) = client.receipt(&q).await?;
-            print_json(&receipt);
+            let (receipt, verified) = client.receipt(&q).await?;
+            if !json {
+                print_json(&receipt);
+            }
             eprintln!("receipt verified: signature by enclavePubkey, address re-derived");
+            let status = client.ledger_status(&receipt.address).await?;
+            eprintln!(
+                "ledger:   {} ({} ledger){}",
+                status.status,
+                status.ledger,
+                status.ledger_signature.as_deref().map(|s| format!(" in {s}")).unwrap_or_default()
+            );
+            let chain = rpc.as_deref().map(client::swap::rpc).transpose()?;
+            let onchain = |e: client::onchain::OnChainError| Failure(1, format!("on the chain: {e}"));
+            // The ledger key signs commits, anchors and heads alike (docs/log.md "Keys").
+            let mut ledger_key = log_key;
+            // What `--json` prints besides the receipt and its ledger status.
+            let (mut log_check, mut anchor_landed, mut commit_landed) = (None, None, None);
             if proof {
                 let entry =
                     shared::tlog::entry::chat(&receipt).ok_or(Failure(1, "the receipt has no log entry".into()))?;
-                for line in client::log::describe(&client.log_proof(&entry, log_key.as_ref()).await?) {
+                let evidence = client.log_evidence(&entry).await?;
+                let check = evidence.check(&entry, log_key.as_ref()).map_err(ClientError::from)?;
+                for line in client::log::describe(&check) {
                     eprintln!("{line}");
                 }
+                ledger_key = shared::tlog::hash::parse_hex(&check.log_key);
+                if let (Some(chain), Some(key), Some((anchor, _))) = (&chain, &ledger_key, &evidence.anchored) {
+                    let signature = client::onchain::check_anchor(chain, anchor, key).await.map_err(onchain)?;
+                    eprintln!("chain:    anchor memo landed in {signature}, signed by the log key");
+                    anchor_landed = Some(signature);
+                }
+                log_check = Some(check);
+            }
+            if let Some(chain) = &chain {
+                let key = match ledger_key {
+                    Some(k) => k,
+                    None => {
+                        let head = client.log_head().await?;
+                        head.verify(None).map_err(|e| Failure(1, e.to_string()))?;
+                        head.decode().map_err(|e| Failure(1, e.to_string()))?.2
+                    }
+                };
+                let hash = verified.body.prompt_hash;
+                let signature = client::onchain::check_commit(chain, &status, &hash, &client.program_id, &key)
+                    .await
+                    .map_err(onchain)?;
+                eprintln!("chain:    receipt commit landed in {signature}, signed by the ledger key");
+                commit_landed = Some(signature);
+            }
+            if json {
+                let chain =
+                    chain.is_some().then(|| serde_json::json!({"commit": commit_landed, "anchor": anchor_landed}));
+                print_json(
+                    &serde_json::json!({"receipt": receipt, "ledger": status, "log": log_check, "chain": chain}),
+                );
             }
         }
     }
@@ -594,7 +685,16 @@ fn profile_name(dir: &Path) -> String {
 
 /// `svc measure DIR`: the registers a TD booting this image will have (QEMU ≥ 10.2), and
 /// RTMR0 for a host profile when one is given.
-fn measure(dir: &Path, diagnose: bool, measurements_json: bool, rtmr0_profile: Option<&Path>) -> Result<u8, Failure> {
+/// What `svc measure` prints.
+enum MeasureOutput {
+    Text,
+    /// The summary as JSON (`--json`).
+    Json,
+    /// A measurements file for publishing (`--measurements-json`).
+    MeasurementsFile,
+}
+
+fn measure(dir: &Path, diagnose: bool, output: MeasureOutput, rtmr0_profile: Option<&Path>) -> Result<u8, Failure> {
     let cmdline = text(&dir.join("cmdline"))?;
     let cmdline = cmdline.trim_end_matches('\n');
     let firmware = read(&dir.join("OVMF.fd"))?;
@@ -613,7 +713,16 @@ fn measure(dir: &Path, diagnose: bool, measurements_json: bool, rtmr0_profile: O
         cmdline,
     )
     .map_err(|e| Failure(30, e.to_string()))?;
-    if measurements_json {
+    if let MeasureOutput::Json = output {
+        let rtmr0 = rtmr0.as_ref().map(|(profile, memory, measurement)| measure_json::Rtmr0 {
+            profile,
+            memory: *memory,
+            measurement,
+        });
+        print_json(&measure_json::summary(&m, rtmr0, cmdline, diagnose));
+        return Ok(0);
+    }
+    if let MeasureOutput::MeasurementsFile = output {
         let image = |name: &str, mrtd| shared::attest::measurements::ImageMeasurement {
             name: name.into(),
             mrtd,
@@ -680,13 +789,15 @@ fn measure(dir: &Path, diagnose: bool, measurements_json: bool, rtmr0_profile: O
     Ok(0)
 }
 
-/// Log lines of the key holder daemon go to stderr.
-fn tracing_subscriber_init() {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+/// Log lines of the key holder daemon go to stderr: text, or one JSON object per line
+/// (`--json`; the relay's shape: timestamp, level, target and the event's fields, flat).
+fn tracing_subscriber_init(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match json {
+        true => builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init(),
+        false => builder.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init(),
+    }
 }
 
 fn render_report(r: &AttestationReport) -> String {
@@ -750,9 +861,13 @@ fn verdict_word(v: Verdict) -> &'static str {
     }
 }
 
+/// Set once a JSON document went to stdout.
+static PRINTED_JSON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Prints JSON to stdout; a reader that went away (`svc … | head`) is not an error.
 fn print_json(value: &impl serde::Serialize) {
     use std::io::Write;
+    PRINTED_JSON.store(true, std::sync::atomic::Ordering::Relaxed);
     let _ = writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(value).expect("serialisable"));
 }
 

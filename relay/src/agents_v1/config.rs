@@ -47,6 +47,8 @@ pub struct AgentsConfig {
     pub timeout_secs: u64,
     /// Explorer link of a chain transaction; `{signature}` is replaced.
     pub explorer_tx_url: String,
+    /// Managed wallets: webhook destinations and retries.
+    pub wallets: super::wallets::WalletsConfig,
 }
 
 /// One mint the swap API accepts.
@@ -84,6 +86,7 @@ impl Default for AgentsConfig {
             max_attempts: 3,
             timeout_secs: 20,
             explorer_tx_url: "https://explorer.solana.com/tx/{signature}".into(),
+            wallets: Default::default(),
         }
     }
 }
@@ -106,7 +109,7 @@ impl AgentsConfig {
         if self.lease_secs <= self.timeout_secs {
             return Err("agents.leaseSecs must exceed timeoutSecs (a step must end within its lease)".into());
         }
-        Ok(())
+        self.wallets.check()
     }
 
     pub fn mint(&self, mint: &Address) -> Option<&MintConfig> {

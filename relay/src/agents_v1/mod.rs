@@ -15,6 +15,7 @@ pub mod params;
 pub mod quote;
 pub mod sessions;
 pub mod views;
+pub mod wallets;
 pub mod worker;
 
 use std::time::Duration;
@@ -35,6 +36,8 @@ pub struct Agents {
     pub router: Router,
     /// Wakes an idle worker when a session becomes workable.
     pub wake: tokio::sync::Notify,
+    /// Managed wallets' webhooks (the sender and its configuration).
+    pub wallets: wallets::Webhooks,
 }
 
 impl Agents {
@@ -54,7 +57,8 @@ impl Agents {
             None => None,
         };
         let router = Router::new(router, api_key, timeout, https(router).then(agent::tools::web_pki_tls));
-        Ok(Some(Agents { config: config.clone(), chain, router, wake: tokio::sync::Notify::new() }))
+        let wallets = wallets::Webhooks::new(&config.wallets);
+        Ok(Some(Agents { config: config.clone(), chain, router, wake: tokio::sync::Notify::new(), wallets }))
     }
 
     /// The mint's configuration, or 400 `invalid_mint` for a mint this service does not swap.
@@ -76,5 +80,6 @@ pub fn start(app: &App) {
         for _ in 0..agents.config.workers.max(1) {
             tokio::spawn(worker::run(app.clone()));
         }
+        tokio::spawn(wallets::webhooks::run(app.clone()));
     }
 }

@@ -224,7 +224,7 @@ pub async fn session_lamports(agents: &Agents) -> Result<u64, RelayError> {
 }
 
 /// A random (version 4) uuid.
-fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     let mut bytes: [u8; 16] = hex::decode(sessions::random_hex(16)).expect("hex").try_into().expect("16 bytes");
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;

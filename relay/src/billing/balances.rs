@@ -200,8 +200,9 @@ pub async fn complete_usage(
 }
 
 /// The call failed: gives the whole charge back and marks the usage row refunded. One
-/// transaction; a second refund of the same row changes nothing.
-pub async fn refund_usage(store: &Store, usage_id: &str, now: i64) -> Result<(), BillingError> {
+/// transaction; a second refund of the same row changes nothing. True when this call
+/// refunded the row (false: it was not pending any more).
+pub async fn refund_usage(store: &Store, usage_id: &str, now: i64) -> Result<bool, BillingError> {
     let mut tx = store.begin().await?;
     let row = sqlx::query(
         "UPDATE usage_records SET status = 'refunded' WHERE id = $1 AND status = 'pending' \
@@ -210,7 +211,7 @@ pub async fn refund_usage(store: &Store, usage_id: &str, now: i64) -> Result<(),
     .bind(usage_id)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some(row) = row else { return Ok(()) };
+    let Some(row) = row else { return Ok(false) };
     let key_id: String = row.try_get("key_id")?;
     let currency: String = row.try_get("currency")?;
     let charged: i64 = row.try_get("charged")?;
@@ -228,23 +229,27 @@ pub async fn refund_usage(store: &Store, usage_id: &str, now: i64) -> Result<(),
         journal(&mut tx, change).await?;
     }
     tx.commit().await?;
-    Ok(())
+    Ok(true)
 }
 
 /// Refunds the usage rows still `pending` that were created before `created_before`: calls no
 /// relay can still be running (one killed mid-call left them; the answer was never delivered,
 /// since a call's answer goes out only after its row is completed). Each refund is
-/// [`refund_usage`], so two relays sweeping at once refund a row once. Returns how many.
+/// [`refund_usage`], so two relays sweeping at once refund a row once. Returns how many this
+/// sweep refunded (a row another sweep refunded first is not counted).
 pub async fn refund_abandoned_usage(store: &Store, created_before: i64, now: i64) -> Result<usize, BillingError> {
     let rows = sqlx::query("SELECT id FROM usage_records WHERE status = 'pending' AND created_at < $1 LIMIT 1000")
         .bind(created_before)
         .fetch_all(store.pool())
         .await?;
+    let mut refunded = 0;
     for row in &rows {
         let id: String = row.try_get("id")?;
-        refund_usage(store, &id, now).await?;
+        if refund_usage(store, &id, now).await? {
+            refunded += 1;
+        }
     }
-    Ok(rows.len())
+    Ok(refunded)
 }
 
 /// Takes `amount` inside `tx` if the balance covers it. The conditional UPDATE is the whole

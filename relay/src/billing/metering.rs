@@ -310,6 +310,7 @@ impl Held {
                 .await;
                 match result {
                     Ok(charged) => {
+                        self.app.metrics.billing.usage_completed();
                         *balance_after += *amount - charged;
                         *amount = charged;
                     }
@@ -322,8 +323,9 @@ impl Held {
             }
             Charge::Balance { usage_id: None, .. } | Charge::FreeMessage { .. } => {}
             Charge::X402(payment) => {
-                let settlement = self.app.x402.settle(payment, &self.app.store).await?;
-                return Ok((charge.report(), Some(settlement)));
+                let settled = self.app.x402.settle(payment, &self.app.store).await;
+                self.app.metrics.billing.x402_settlement(settled.is_ok());
+                return Ok((charge.report(), Some(settled?)));
             }
         }
         Ok((charge.report(), None))
@@ -351,9 +353,15 @@ impl Drop for Held {
 async fn refund_charge(app: &AppState, charge: &Charge, now: i64) {
     let result = match charge {
         Charge::Balance { usage_id: None, .. } => Ok(()),
-        Charge::Balance { usage_id: Some(id), .. } => {
-            balances::refund_usage(&app.store, id, now).await.map_err(store_error)
-        }
+        Charge::Balance { usage_id: Some(id), .. } => match balances::refund_usage(&app.store, id, now).await {
+            Ok(refunded) => {
+                if refunded {
+                    app.metrics.billing.usage_refunded();
+                }
+                Ok(())
+            }
+            Err(e) => Err(store_error(e)),
+        },
         Charge::FreeMessage { address, day } => refund_free(&app.store, address, *day).await,
         Charge::X402(payment) => {
             app.x402.release(payment, &app.store).await;

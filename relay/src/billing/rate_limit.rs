@@ -1,6 +1,10 @@
 //! Rate limits per API key and per network address: fixed one-minute windows counted in the
-//! database, so every relay sharing it enforces one limit. Over the limit: 429 with
-//! `Retry-After` (seconds to the next window).
+//! database, so every relay sharing it enforces one limit, behind an in-memory front: a subject
+//! this relay alone has already sent `limit` requests for in the window is refused without a
+//! database write (the shared count is then at the limit too). With `store: "memory"` (one
+//! relay) the front is the whole count. Over the limit: 429 with `Retry-After` (seconds to the
+//! next window). A counter the database cannot write refuses the request (503
+//! `database_unavailable`) unless `failOpen` says to serve it.
 
 use std::net::SocketAddr;
 
@@ -23,11 +27,92 @@ pub const WINDOW_SECS: i64 = 60;
 pub struct RateLimitConfig {
     pub per_key_per_minute: u32,
     pub per_address_per_minute: u32,
+    /// `database` (shared by every relay on it) or `memory` (this relay only, no writes).
+    pub store: CounterStore,
+    /// Serve requests whose counter the database cannot write (default: refuse them).
+    pub fail_open: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CounterStore {
+    #[default]
+    Database,
+    Memory,
 }
 
 impl Default for RateLimitConfig {
     fn default() -> Self {
-        RateLimitConfig { per_key_per_minute: 600, per_address_per_minute: 300 }
+        RateLimitConfig {
+            per_key_per_minute: 600,
+            per_address_per_minute: 300,
+            store: CounterStore::Database,
+            fail_open: false,
+        }
+    }
+}
+
+/// Why a request is not served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Over the limit: seconds to the next window.
+    Limited(i64),
+    /// The shared counter could not be written and the limiter fails closed.
+    CounterDown,
+}
+
+/// This relay's counters: the front of the database's, or the only ones.
+pub struct RateLimiter {
+    pub config: RateLimitConfig,
+    local: std::sync::Mutex<Local>,
+}
+
+/// One window's counts; cleared when the window turns, so memory holds one minute of subjects.
+#[derive(Default)]
+struct Local {
+    window: i64,
+    used: std::collections::HashMap<String, u32>,
+}
+
+impl RateLimiter {
+    pub fn new(config: RateLimitConfig) -> Self {
+        RateLimiter { config, local: std::sync::Mutex::new(Local::default()) }
+    }
+
+    /// Counts one request of `subject` against `limit` (0 = off).
+    pub async fn check(&self, store: &Store, subject: &str, limit: u32, now: i64) -> Result<(), Refusal> {
+        if limit == 0 {
+            return Ok(());
+        }
+        let window = now - now.rem_euclid(WINDOW_SECS);
+        let retry = (window + WINDOW_SECS - now).max(1);
+        {
+            let mut local = self.local.lock().unwrap_or_else(|e| e.into_inner());
+            if local.window != window {
+                local.window = window;
+                local.used.clear();
+            }
+            let used = local.used.entry(subject.to_string()).or_default();
+            if *used >= limit {
+                return Err(Refusal::Limited(retry));
+            }
+            *used += 1;
+        }
+        if self.config.store == CounterStore::Memory {
+            return Ok(());
+        }
+        match hit(store, subject, limit, now).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(seconds)) => Err(Refusal::Limited(seconds)),
+            Err(e) if self.config.fail_open => {
+                tracing::error!(error = %e, "rate limit counter failed; serving (failOpen)");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "rate limit counter failed; refusing");
+                Err(Refusal::CounterDown)
+            }
+        }
     }
 }
 
@@ -72,11 +157,13 @@ pub async fn limit(
     next: Next,
 ) -> Response {
     let path = request.uri().path();
-    if path == "/health" || path == "/ready" {
+    // Probes and scrapes come every few seconds from the operator's own systems.
+    if matches!(path, "/health" | "/ready" | "/metrics") {
         return next.run(request).await;
     }
+    let limits = app.rate_limiter.config;
     let address = app.peers.caller(peer, request.headers());
-    let mut subjects = vec![(format!("addr:{address}"), app.rate_limits.per_address_per_minute)];
+    let mut subjects = vec![(format!("addr:{address}"), limits.per_address_per_minute)];
     if let Some(key) = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -84,19 +171,16 @@ pub async fn limit(
         .and_then(|v| v.strip_prefix("Bearer "))
     {
         let digest = hex::encode(shared::sha256(key.trim().as_bytes()));
-        subjects.push((format!("key:{}", &digest[..32]), app.rate_limits.per_key_per_minute));
+        subjects.push((format!("key:{}", &digest[..32]), limits.per_key_per_minute));
     }
     let with_success = matches!(path, "/agent" | "/tee/process");
     let now = crate::unix_now();
+    let surface = Surface { success: with_success, ..Surface::default() };
     for (subject, max) in subjects {
-        match hit(&app.store, &subject, max, now).await {
-            Ok(Ok(())) => {}
-            Ok(Err(retry_after)) => {
-                return RelayError::RateLimited(retry_after)
-                    .respond(Surface { success: with_success, ..Surface::default() });
-            }
-            // A counter we cannot write must not take the service down: serve, and say so.
-            Err(e) => tracing::error!(error = %e, "rate limit counter failed"),
+        match app.rate_limiter.check(&app.store, &subject, max, now).await {
+            Ok(()) => {}
+            Err(Refusal::Limited(retry_after)) => return RelayError::RateLimited(retry_after).respond(surface),
+            Err(Refusal::CounterDown) => return RelayError::DatabaseUnavailable.respond(surface),
         }
     }
     next.run(request).await
@@ -125,5 +209,54 @@ mod tests {
             .unwrap()
             .get("n");
         assert_eq!(rows, 1, "the new window dropped the subject's old one");
+    }
+
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("r.sqlite3").display());
+        let store = Store::open(&url).await.unwrap();
+        (dir, store)
+    }
+
+    async fn windows_written(store: &Store) -> i64 {
+        sqlx::query("SELECT COALESCE(SUM(used), 0) AS n FROM rate_windows")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+            .get("n")
+    }
+
+    #[tokio::test]
+    async fn the_front_refuses_without_a_write_and_memory_mode_writes_nothing() {
+        let (_dir, store) = store().await;
+        let now = 1_699_999_990;
+        let shared = RateLimiter::new(RateLimitConfig::default());
+        for _ in 0..3 {
+            assert_eq!(shared.check(&store, "addr:1", 3, now).await, Ok(()));
+        }
+        assert_eq!(shared.check(&store, "addr:1", 3, now).await, Err(Refusal::Limited(50)));
+        assert_eq!(windows_written(&store).await, 3, "the refusal touched no row");
+        // Another relay on the same database: its own front is empty, the shared count is full.
+        let other = RateLimiter::new(RateLimitConfig::default());
+        assert_eq!(other.check(&store, "addr:1", 3, now).await, Err(Refusal::Limited(50)));
+        assert_eq!(shared.check(&store, "addr:1", 3, now + 50).await, Ok(()), "a new window");
+
+        let written = windows_written(&store).await;
+        let memory = RateLimiter::new(RateLimitConfig { store: CounterStore::Memory, ..RateLimitConfig::default() });
+        for _ in 0..3 {
+            assert_eq!(memory.check(&store, "addr:9", 3, now).await, Ok(()));
+        }
+        assert_eq!(memory.check(&store, "addr:9", 3, now).await, Err(Refusal::Limited(50)));
+        assert_eq!(windows_written(&store).await, written, "memory mode wrote nothing");
+    }
+
+    #[tokio::test]
+    async fn a_counter_that_cannot_be_written_refuses_unless_fail_open() {
+        let (_dir, store) = store().await;
+        store.pool().close().await;
+        let closed = RateLimiter::new(RateLimitConfig::default());
+        assert_eq!(closed.check(&store, "addr:1", 3, 100).await, Err(Refusal::CounterDown));
+        let open = RateLimiter::new(RateLimitConfig { fail_open: true, ..RateLimitConfig::default() });
+        assert_eq!(open.check(&store, "addr:1", 3, 100).await, Ok(()));
     }
 }

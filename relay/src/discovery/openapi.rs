@@ -27,6 +27,7 @@ use crate::state::App;
         crate::receipts::lookups::by_address,
         crate::receipts::lookups::by_hash,
         crate::receipts::lookups::by_tx,
+        crate::receipts::lookups::ledger_status,
         crate::log::routes::sth,
         crate::log::routes::inclusion,
         crate::log::routes::consistency,
@@ -47,6 +48,11 @@ use crate::state::App;
         crate::agents_v1::oneshot::execute,
         crate::agents_v1::views::session,
         crate::agents_v1::views::attestation,
+        crate::agents_v1::wallets::routes::create,
+        crate::agents_v1::wallets::routes::fund_intent,
+        crate::agents_v1::wallets::routes::balance,
+        crate::agents_v1::wallets::routes::audit,
+        crate::agents_v1::wallets::routes::deliveries,
         crate::discovery::models::handle,
         crate::discovery::agent_card,
         crate::discovery::capabilities::handle,
@@ -56,6 +62,7 @@ use crate::state::App;
         whole_document,
         health,
         ready,
+        crate::metrics::route::handle,
     ),
     tags(
         (name = "private", description = "Private inference: sealed to the attested enclave, receipts signed by it"),
@@ -67,7 +74,7 @@ use crate::state::App;
         (name = "billing", description = "Prepaid balances and usage"),
         (name = "accounts", description = "Wallet sign-in and API keys"),
         (name = "discovery", description = "What the service offers: card, capabilities, OpenAPI, x402 manifest, models"),
-        (name = "meta", description = "Liveness"),
+        (name = "meta", description = "Liveness, readiness and metrics"),
     )
 )]
 struct Api;
@@ -238,6 +245,7 @@ mod tests {
             "/agents/v1/quote",
             "/agents/v1/swaps/oneshot/{id}/execute",
             "/attestation/by-tx/{signature}",
+            "/attestation/{address}/ledger",
             "/log/v1/sth",
             "/log/v1/proof/inclusion",
             "/log/v1/proof/consistency",
@@ -245,6 +253,7 @@ mod tests {
             "/log/v1/anchors",
             "/health",
             "/ready",
+            "/metrics",
         ] {
             assert!(paths.contains_key(p), "{p} missing");
         }

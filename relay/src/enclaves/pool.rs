@@ -4,6 +4,8 @@
 //! refused with `decrypt_failed`, the contract's signal to refetch the key (§3 rule 4).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::body::Bytes;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -14,13 +16,19 @@ use crate::error::RelayError;
 
 pub struct Member {
     pub client: EnclaveClient,
-    /// The current key, while the enclave answers.
-    key: RwLock<Option<PublicKeyResponse>>,
+    /// The current key, while the enclave answers: parsed, and the enclave's answer as it
+    /// came, which `GET /tee/public-key` serves byte for byte without a round trip.
+    key: RwLock<Option<(PublicKeyResponse, Bytes)>>,
 }
 
 impl Member {
     pub fn key(&self) -> Option<PublicKeyResponse> {
-        self.key.read().ok().and_then(|k| k.clone())
+        self.key.read().ok().and_then(|k| k.as_ref().map(|(key, _)| key.clone()))
+    }
+
+    /// The enclave's `/public-key` answer as last fetched.
+    pub fn key_answer(&self) -> Option<Bytes> {
+        self.key.read().ok().and_then(|k| k.as_ref().map(|(_, body)| body.clone()))
     }
 
     fn key_id(&self) -> Option<[u8; 32]> {
@@ -29,11 +37,13 @@ impl Member {
     }
 
     async fn refresh(&self) {
-        let fresh = match self.client.get("/public-key").await {
-            Ok(answer) if answer.status == 200 => serde_json::from_slice::<PublicKeyResponse>(&answer.body).ok(),
+        let fresh = match self.client.get_now("/public-key").await {
+            Ok(answer) if answer.status == 200 => {
+                serde_json::from_slice::<PublicKeyResponse>(&answer.body).ok().map(|key| (key, answer.body))
+            }
             _ => None,
         };
-        let changed = self.key().map(|k| k.public_key) != fresh.as_ref().map(|k| k.public_key.clone());
+        let changed = self.key().map(|k| k.public_key) != fresh.as_ref().map(|(k, _)| k.public_key.clone());
         if changed {
             tracing::info!(endpoint = %self.client.endpoint, up = fresh.is_some(), "enclave key changed");
         }
@@ -49,11 +59,12 @@ pub struct EnclavePool {
 }
 
 impl EnclavePool {
-    /// `shown`: what `teeEndpoint` says for any of them (default each one's own URL).
-    pub fn new(endpoints: &[String], timeout: Duration, shown: Option<&str>) -> Self {
+    /// `shown`: what `teeEndpoint` says for any of them (default each one's own URL);
+    /// `max_in_flight`: requests to each enclave at once (its connections are as many).
+    pub fn new(endpoints: &[String], timeout: Duration, shown: Option<&str>, max_in_flight: usize) -> Self {
         let members = endpoints
             .iter()
-            .map(|e| Member { client: EnclaveClient::new(e, timeout, shown), key: RwLock::new(None) })
+            .map(|e| Member { client: EnclaveClient::new(e, timeout, shown, max_in_flight), key: RwLock::new(None) })
             .collect();
         EnclavePool { members, next: AtomicUsize::new(0) }
     }
@@ -79,6 +90,14 @@ impl EnclavePool {
                 tokio::time::sleep(interval).await;
             }
         });
+    }
+
+    /// The current key of an enclave that answers (they take turns), as that enclave sent it;
+    /// `None` when none is known to answer.
+    pub fn any_key_answer(&self) -> Option<Bytes> {
+        let up: Vec<Bytes> = self.members.iter().filter_map(Member::key_answer).collect();
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        (!up.is_empty()).then(|| up[n % up.len()].clone())
     }
 
     /// An enclave that answers, taking turns; the first one when none is known to answer

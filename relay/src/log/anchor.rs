@@ -106,7 +106,8 @@ pub fn start(app: &App) {
 pub async fn list(log: &TransparencyLog, limit: u64) -> Result<Vec<Anchor>, StoreError> {
     let rows = sqlx::query(
         "SELECT a.tree_size, a.root_hash, a.sth_timestamp, a.sth_signature, a.sth_hash, a.tx_signature, a.created_at, \
-         c.tx_base64 FROM tlog_anchors a JOIN ledger_commits c ON c.signature = a.tx_signature \
+         c.tx_base64, o.chain_signature FROM tlog_anchors a JOIN ledger_commits c ON c.signature = a.tx_signature \
+         LEFT JOIN ledger_outbox o ON o.commit_signature = a.tx_signature AND o.state = 'landed' \
          ORDER BY a.tree_size DESC LIMIT $1",
     )
     .bind(limit as i64)
@@ -127,6 +128,7 @@ pub async fn list(log: &TransparencyLog, limit: u64) -> Result<Vec<Anchor>, Stor
                 tx_signature: r.try_get("tx_signature")?,
                 transaction: r.try_get("tx_base64")?,
                 anchored_at: r.try_get("created_at")?,
+                ledger_signature: r.try_get("chain_signature")?,
             })
         })
         .collect()

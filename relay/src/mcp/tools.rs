@@ -286,8 +286,8 @@ impl Tools {
         self.route(&parts, get(format!("/agents/v1/sessions/{}", encode(&a.session_id)))).await
     }
 
-    #[tool(description = "Create a managed wallet (POST /agents/v1/wallets; Soon). Its key is held by the enclave. \
-                          Moves no funds by itself.", input_schema = schema_for_type::<CreateWalletArgs>())]
+    #[tool(description = "Create a managed wallet (POST /agents/v1/wallets). Its key is held by the enclave; \
+                          the answer carries the webhook secret, shown once. Moves no funds by itself.", input_schema = schema_for_type::<CreateWalletArgs>())]
     async fn priv_create_wallet(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
         let a: CreateWalletArgs = match parse(args) {
             Ok(a) => a,
@@ -333,8 +333,8 @@ impl Tools {
         self.route(&parts, post(format!("/agents/v1/wallets/{}/shield", encode(&a.wallet_id)), body)).await
     }
 
-    #[tool(description = "A managed wallet's balances per mint (GET /agents/v1/wallets/{id}/balance; Soon). Moves no \
-                          funds.", input_schema = schema_for_type::<BalanceArgs>())]
+    #[tool(description = "A managed wallet's balances per mint (GET /agents/v1/wallets/{id}/balance): public on-chain \
+                          balances for now. Moves no funds.", input_schema = schema_for_type::<BalanceArgs>())]
     async fn priv_balance(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
         let a: BalanceArgs = match parse(args) {
             Ok(a) => a,

@@ -29,6 +29,18 @@ pub struct ChatCompletionRequest {
     encrypted_prompt: Option<String>,
 }
 
+/// Reads and checks a body: `{model, encryptedPrompt}`, both strings (400 `bad_request`
+/// otherwise), the envelope's form and the model.
+pub fn parse(bytes: &[u8]) -> Result<SealedRequest, RelayError> {
+    let shape = "the body must be a JSON object with `model` and `encryptedPrompt` strings";
+    let request: ChatCompletionRequest =
+        serde_json::from_slice(bytes).map_err(|_| RelayError::BadRequest(shape.into()))?;
+    let (Some(model), Some(envelope)) = (request.model, request.encrypted_prompt) else {
+        return Err(RelayError::BadRequest("`model` and `encryptedPrompt` (strings) are required".into()));
+    };
+    SealedRequest::new(&envelope, Some(&model), None)
+}
+
 /// The answer: OpenAI's `chat.completion` fields, plus the proofs and the bill.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -62,14 +74,7 @@ pub async fn handle(
     body: Body,
 ) -> Result<Json<SealedChatCompletion>, RelayError> {
     let caller = app.keys.check(&headers, "chat").await?;
-    let bytes = body::read(body, body::MAX_PRIVATE_BODY).await?;
-    let shape = "the body must be a JSON object with `model` and `encryptedPrompt` strings";
-    let request: ChatCompletionRequest =
-        serde_json::from_slice(&bytes).map_err(|_| RelayError::BadRequest(shape.into()))?;
-    let (Some(model), Some(envelope)) = (request.model, request.encrypted_prompt) else {
-        return Err(RelayError::BadRequest("`model` and `encryptedPrompt` (strings) are required".into()));
-    };
-    let request = SealedRequest::new(&envelope, Some(&model), None)?;
+    let request = parse(&body::read(body, body::MAX_PRIVATE_BODY).await?)?;
     let model = request.model().to_string();
     let per_million =
         *app.prices.per_million_tokens.get(&model).ok_or_else(|| RelayError::GpuNotConfigured(model.clone()))?;

@@ -91,6 +91,11 @@ async fn post(
     }
     let refusal: EnclaveRefusal = serde_json::from_slice(&answer.body).map_err(|_| unexpected())?;
     let code = codes::from_enclave(&refusal.error).unwrap_or(codes::ENCLAVE_ERROR);
+    if code == codes::DECRYPT_FAILED {
+        // The enclave's key changed since the last refresh: renew the cached keys now, so the
+        // client's refetch (contract §3 rule 4) gets the new one.
+        app.enclaves.refresh().await;
+    }
     let message =
         refusal.message.unwrap_or_else(|| "the enclave refused the request".into()).chars().take(MAX_MESSAGE).collect();
     let status = if (400..600).contains(&answer.status) { answer.status } else { 502 };
@@ -113,6 +118,8 @@ pub async fn commit_receipt(
             encrypted_prompt_hash: receipt.encrypted_prompt_hash.clone(),
             explorer_url: app.commits.explorer_url(&app.public_url, &signature),
             signature,
+            // In solana mode the commit is only queued for the chain so far.
+            status: Some(if app.commits.queues_for_chain() { "pending" } else { "landed" }.into()),
         }),
         Err(CommitError::Duplicate) => Err(RelayError::DuplicateReceipt),
         Err(e) => {

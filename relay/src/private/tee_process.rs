@@ -33,10 +33,7 @@ pub async fn handle(State(app): State<App>, headers: HeaderMap, body: Body) -> R
 
 async fn process(app: &App, headers: &HeaderMap, body: Body) -> Result<ProcessResponse, RelayError> {
     let caller = app.keys.check(headers, "chat").await?;
-    let bytes = body::read(body, body::MAX_PRIVATE_BODY).await?;
-    let request: PrivateRequest = serde_json::from_slice(&bytes)
-        .map_err(|_| RelayError::BadRequest("body must be a JSON object with an `encryptedPrompt` string".into()))?;
-    let request = SealedRequest::new(&request.encrypted_prompt, request.model.as_deref(), request.max_tokens)?;
+    let request = parse(&body::read(body, body::MAX_PRIVATE_BODY).await?)?;
     let call = Call {
         route: EnclaveRoute::Process,
         usage_route: "/tee/process",
@@ -46,4 +43,12 @@ async fn process(app: &App, headers: &HeaderMap, body: Body) -> Result<ProcessRe
     };
     let done = super::run::<ProcessResponse>(app, call).await?;
     Ok(ProcessResponse { onchain_attestation: Some(done.value.onchain), ..done.value.enclave })
+}
+
+/// Reads and checks a body: `shared::wire::PrivateRequest` (400 `bad_request` otherwise), the
+/// envelope's form and the model.
+pub fn parse(bytes: &[u8]) -> Result<SealedRequest, RelayError> {
+    let request: PrivateRequest = serde_json::from_slice(bytes)
+        .map_err(|_| RelayError::BadRequest("body must be a JSON object with an `encryptedPrompt` string".into()))?;
+    SealedRequest::new(&request.encrypted_prompt, request.model.as_deref(), request.max_tokens)
 }

@@ -91,7 +91,7 @@ async fn paid_chat(app: &App, headers: &HeaderMap, body: Body) -> Result<Respons
 }
 
 /// `{encryptedPrompt: string, model: string, maxTokens: integer}`, all three required.
-fn parse(bytes: &[u8]) -> Result<SealedRequest, RelayError> {
+pub fn parse(bytes: &[u8]) -> Result<SealedRequest, RelayError> {
     let shape = "body must be a JSON object {encryptedPrompt: string, model: string, maxTokens: integer}";
     let body: Map<String, Value> = serde_json::from_slice(bytes).map_err(|_| RelayError::BadRequest(shape.into()))?;
     let present = |k: &str| body.get(k).is_some_and(|v| !v.is_null() && v.as_str() != Some(""));

@@ -3,7 +3,8 @@
 //! (`shared::ledger`), stored in the same database transaction as the receipt it commits, and
 //! in that transaction the receipt is appended to the transparency log (`crate::log`). Log
 //! anchors are commits too: a Memo transaction recorded with its anchor row. It records
-//! receipts, not money.
+//! receipts, not money. In `solana` ledger mode each commit is also queued, in the same
+//! transaction, for the ledger writer that sends it to the chain (`ledger_writer`).
 
 use std::io::Write;
 use std::path::Path;
@@ -27,6 +28,8 @@ pub struct CommitLog {
     /// SQLite allows one writer; serialise commits in this process instead of failing on
     /// lock upgrades. Several relays on PostgreSQL are kept consistent by the unique `seq`.
     write_lock: tokio::sync::Mutex<()>,
+    /// `solana` ledger mode: queue every commit for the ledger writer, in its own transaction.
+    queue_for_chain: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +75,18 @@ pub fn load_or_create_key(path: &Path) -> Result<SigningKey, CommitError> {
 
 impl CommitLog {
     pub fn new(key: SigningKey, program_id: Address, store: Store) -> Self {
-        CommitLog { key, program_id, store, write_lock: tokio::sync::Mutex::new(()) }
+        CommitLog { key, program_id, store, write_lock: tokio::sync::Mutex::new(()), queue_for_chain: false }
+    }
+
+    /// Queues every commit for the Solana ledger writer (`super::ledger_writer`).
+    pub fn queue_for_chain(mut self) -> Self {
+        self.queue_for_chain = true;
+        self
+    }
+
+    /// True when commits also go to the chain (`solana` ledger mode).
+    pub fn queues_for_chain(&self) -> bool {
+        self.queue_for_chain
     }
 
     /// The ledger's public key (the fee payer of every commit).
@@ -138,6 +152,10 @@ impl CommitLog {
             let inserted = match self.store.insert_commit(&mut tx, seq, &id, &bytes, now).await {
                 Ok(()) => record.store(&self.store, &mut tx, &id, now).await,
                 Err(e) => Err(e),
+            };
+            let inserted = match inserted {
+                Ok(true) if self.queue_for_chain => super::outbox::enqueue(&mut tx, &id, now).await.map(|()| true),
+                other => other,
             };
             match inserted {
                 Ok(true) => match tx.commit().await {

@@ -1,5 +1,6 @@
 //! Public receipt lookups (contract §4.2): by address, by ciphertext hash, and by commit
-//! transaction, which re-derives the address from the hash in the commit's instruction data.
+//! transaction (in the commit log, or in `solana` ledger mode on the chain), which re-derives
+//! the address from the hash in the commit's instruction data; and a receipt's ledger status.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
@@ -50,24 +51,107 @@ pub async fn by_tx(State(app): State<App>, Path(signature): Path<String>) -> Res
     let signature_bytes = shared::ledger::parse_id(&signature)
         .ok_or_else(|| RelayError::BadRequest("signature must be base58 of 64 bytes".into()))?;
     let canonical = shared::ledger::format_id(&signature_bytes);
-    let tx = app.store.commit_by_signature(&canonical).await?.ok_or_else(|| RelayError::NotFound("no such commit"))?;
-    // Trust nothing stored: re-verify the commit and re-derive the address from its data.
+    let (tx, on_chain) = match app.store.commit_by_signature(&canonical).await? {
+        Some(tx) => (tx, false),
+        None => (chain_transaction(&app, &canonical).await?, true),
+    };
+    // Trust nothing stored or fetched: re-verify the commit and re-derive the address from its data.
     if shared::ledger::anchor::parse_and_verify(&tx).is_ok() {
         return Err(RelayError::NotFound("this transaction anchors the log; see /log/v1/anchors"));
     }
-    let commit = shared::ledger::parse_and_verify(&tx).map_err(|e| {
-        tracing::error!(error = %e, "stored commit does not verify");
-        RelayError::Internal
-    })?;
+    let commit = match shared::ledger::parse_and_verify(&tx) {
+        Ok(c) => c,
+        Err(_) if on_chain => return Err(RelayError::NotFound("this transaction is not a receipt commit")),
+        Err(e) => {
+            tracing::error!(error = %e, "stored commit does not verify");
+            return Err(RelayError::Internal);
+        }
+    };
     if commit.payer != app.commits.public_key() || commit.program_id != *app.commits.program_id() {
+        if on_chain {
+            return Err(RelayError::NotFound("this transaction was not made by this relay's ledger key"));
+        }
         tracing::error!("stored commit was not made by this ledger");
         return Err(RelayError::Internal);
     }
     let address = receipt_address(&commit.prompt_hash, &commit.program_id);
     let stored = app.store.receipt_by_address(&address.to_string()).await?;
-    if stored.as_ref().is_some_and(|s| s.tx_signature != canonical) {
+    // A stored commit names its receipt's row; a chain transaction is a resend of that
+    // commit on a real blockhash, so only its data (the address) has to agree.
+    if !on_chain && stored.as_ref().is_some_and(|s| s.tx_signature != canonical) {
         tracing::error!("receipt and commit disagree");
         return Err(RelayError::Internal);
     }
     receipt_response(stored)
+}
+
+/// In `solana` ledger mode, a commit by its chain signature: the transaction as the chain
+/// holds it, if it landed without an error.
+async fn chain_transaction(app: &App, signature: &str) -> Result<Vec<u8>, RelayError> {
+    let writer = app.ledger.as_ref().ok_or_else(|| RelayError::NotFound("no such commit"))?;
+    let found = chain::Chain::transaction(writer.chain(), signature).await.map_err(RelayError::Chain)?;
+    match found {
+        Some(t) if t.meta.as_ref().is_some_and(|m| m.err.is_none()) => Ok(t.transaction),
+        Some(_) => Err(RelayError::NotFound("this transaction failed on the ledger")),
+        None => Err(RelayError::NotFound("no such commit")),
+    }
+}
+
+/// `GET /attestation/{address}/ledger`: where a receipt's commit is.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerStatus {
+    /// base58 of the receipt's address
+    pub address: String,
+    /// The commit in this relay's commit log (`onchainAttestation.signature`).
+    pub commit_signature: String,
+    /// `embedded` or `solana` (docs/log.md "Ledger writer").
+    pub ledger: &'static str,
+    /// `landed` or `pending` (queued for the chain, or sent and not yet confirmed).
+    pub status: &'static str,
+    /// The transaction on the ledger: the commit itself in embedded mode, the chain
+    /// transaction in solana mode once it landed.
+    pub ledger_signature: Option<String>,
+    /// Unix seconds it landed (the commit's own time in embedded mode).
+    pub landed_at: Option<i64>,
+}
+
+#[utoipa::path(get, path = "/attestation/{address}/ledger", tag = "receipts",
+    summary = "Where a receipt's commit is: pending until it lands on the ledger",
+    params(("address" = String, Path, description = "base58 of 32 bytes")),
+    responses((status = 200, body = LedgerStatus), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = "default", body = ErrorBody)))]
+pub async fn ledger_status(State(app): State<App>, Path(address): Path<String>) -> Result<Response, RelayError> {
+    let address =
+        Address::parse(&address).ok_or_else(|| RelayError::BadRequest("address must be base58 of 32 bytes".into()))?;
+    let address = address.to_string();
+    let stored =
+        app.store.receipt_by_address(&address).await?.ok_or_else(|| RelayError::NotFound("no receipt for this key"))?;
+    let status = ledger_status_of(&app, &address, stored.tx_signature).await?;
+    Ok(axum::Json(status).into_response())
+}
+
+/// The ledger status of commit `commit_signature`.
+pub async fn ledger_status_of(app: &App, address: &str, commit_signature: String) -> Result<LedgerStatus, RelayError> {
+    if !app.commits.queues_for_chain() {
+        let landed_at = crate::receipts::outbox::commit_time(app.store.pool(), &commit_signature).await?;
+        return Ok(LedgerStatus {
+            address: address.to_string(),
+            ledger_signature: Some(commit_signature.clone()),
+            commit_signature,
+            ledger: "embedded",
+            status: "landed",
+            landed_at,
+        });
+    }
+    let progress = crate::receipts::outbox::progress(app.store.pool(), &commit_signature).await?;
+    let landed = progress.as_ref().filter(|p| p.state == crate::receipts::outbox::State::Landed);
+    Ok(LedgerStatus {
+        address: address.to_string(),
+        commit_signature,
+        ledger: "solana",
+        status: if landed.is_some() { "landed" } else { "pending" },
+        ledger_signature: landed.and_then(|p| p.chain_signature.clone()),
+        landed_at: landed.and_then(|p| p.landed_at),
+    })
 }

@@ -112,3 +112,12 @@ fn small_order_keys_are_refused() {
         assert_eq!(setup_sender(&bad, b"", &mut rand_core::OsRng).err(), Some(HpkeError::SmallOrderKey));
     }
 }
+
+/// Issue 18 finding 7 asked for chacha20poly1305's `zeroize` feature. Version 0.10 has none to
+/// turn on: it always builds chacha20 with `zeroize` and wipes the key when the cipher drops.
+/// This fails to compile if a new version stops promising that.
+#[test]
+fn the_aead_cipher_wipes_its_key_on_drop() {
+    fn wipes_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+    wipes_on_drop::<chacha20poly1305::ChaCha20Poly1305>();
+}

@@ -123,6 +123,10 @@ pub struct Anchor {
     pub transaction: String,
     /// unix seconds
     pub anchored_at: i64,
+    /// `solana` ledger mode: the same memo sent to the chain, once it landed (base58 signature);
+    /// `svc receipt --proof --rpc` reads it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_signature: Option<String>,
 }
 
 /// `GET /log/v1/anchors`, newest first.

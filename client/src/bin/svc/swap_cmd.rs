@@ -54,24 +54,19 @@ pub enum SwapCommand {
         /// Seconds to follow the session before giving up (it goes on without the client).
         #[arg(long, default_value_t = 300)]
         timeout: u64,
-        #[arg(long)]
-        json: bool,
     },
     /// A session's state; a settled one's receipt, verified.
-    Status {
-        session_id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Status { session_id: String },
 }
 
-pub async fn run(client: Client, command: SwapCommand) -> Result<u8, Failure> {
+/// `json`: the global `--json` (the quote is JSON either way).
+pub async fn run(client: Client, command: SwapCommand, json: bool) -> Result<u8, Failure> {
     match command {
         SwapCommand::Quote { from, to, amount, slippage_bps } => {
             print_json(&client.swap_quote(&from, &to, &amount, slippage_bps).await?);
             Ok(0)
         }
-        SwapCommand::Status { session_id, json } => {
+        SwapCommand::Status { session_id } => {
             let session = client.session(&session_id).await?;
             let receipt = match session["state"].as_str() {
                 Some("settled") => Some(client.swap_receipt(&session_id, None).await?),
@@ -91,7 +86,6 @@ pub async fn run(client: Client, command: SwapCommand) -> Result<u8, Failure> {
             max_lamports,
             rpc_url,
             timeout,
-            json,
         } => {
             let payer = client::swap::read_keypair(&payer_key)?;
             let request = OneshotRequest {

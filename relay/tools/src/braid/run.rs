@@ -90,9 +90,7 @@ pub async fn run_plan(
                     temperature: options.temperature,
                 };
                 let completed = client.complete(endpoint, completion).await.map_err(BraidError::Model)?;
-                usage.prompt_tokens += completed.usage.prompt_tokens;
-                usage.completion_tokens += completed.usage.completion_tokens;
-                usage.total_tokens += completed.usage.total_tokens;
+                agent::tool_loop::add_usage(&mut usage, completed.usage);
                 reply = completed.content;
                 "completed"
             }

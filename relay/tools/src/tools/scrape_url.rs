@@ -76,7 +76,7 @@ pub(crate) fn page_request(url: &str) -> FetchRequest<'_> {
 
 /// A fetched page, reduced for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Page {
+pub struct Page {
     pub title: Option<String>,
     pub text: String,
     /// True when `text` was cut at the character limit.
@@ -87,7 +87,7 @@ pub(crate) struct Page {
 
 /// Turns a fetched body into a [`Page`]: HTML is reduced to text, other text types pass
 /// through, binary types are refused.
-pub(crate) fn read_page(fetched: &Fetched, max_text_chars: usize) -> Result<Page, ToolError> {
+pub fn read_page(fetched: &Fetched, max_text_chars: usize) -> Result<Page, ToolError> {
     let content_type = fetched.content_type.as_deref();
     match kind_of(content_type, &fetched.body) {
         Kind::Html => Ok(extract_html(&decode_body(content_type, &fetched.body), max_text_chars)),
@@ -222,7 +222,7 @@ const BLOCKS: [&str; 40] = [
 ];
 
 /// Reduces an HTML document to its title, readable text (at most `max_text_chars`) and links.
-pub(crate) fn extract_html(html: &str, max_text_chars: usize) -> Page {
+pub fn extract_html(html: &str, max_text_chars: usize) -> Page {
     // ASCII lowercasing keeps byte offsets, so `lower` finds closing tags for `html`.
     let lower = html.to_ascii_lowercase();
     let bytes = html.as_bytes();
@@ -404,7 +404,7 @@ impl TextOut {
 
 /// Decodes character references: numeric ones, and the named ones pages commonly use.
 /// Unknown or malformed references are left as they are.
-pub(crate) fn decode_entities(s: &str) -> Cow<'_, str> {
+pub fn decode_entities(s: &str) -> Cow<'_, str> {
     if !s.contains('&') {
         return Cow::Borrowed(s);
     }

@@ -1,0 +1,124 @@
+//! `svc wallet create|fund|balance|audit`: managed wallets (Mode A, docs/wallets.md).
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use client::Client;
+use serde_json::json;
+use shared::address::Address;
+
+use super::{Failure, print_json};
+
+#[derive(Subcommand)]
+pub enum WalletCommand {
+    /// Create a managed wallet: its key is made and sealed by the enclave. Prints the wallet
+    /// and its webhook secret (`whsec_…`), which is shown only this once.
+    Create {
+        /// Where the wallet's events are POSTed (Standard Webhooks); a public http(s) URL.
+        #[arg(long)]
+        webhook_url: String,
+        /// The owner's ed25519 public key (base58); recorded now, required on fund-moving
+        /// requests once those exist.
+        #[arg(long)]
+        owner_pubkey: Option<String>,
+    },
+    /// Fund the wallet from a payer: ask the relay for the transaction, check it is exactly
+    /// this transfer, sign it with the payer's key and send it.
+    Fund {
+        wallet_id: String,
+        #[arg(long)]
+        mint: String,
+        /// Base units.
+        #[arg(long)]
+        amount: u64,
+        /// The payer's keypair file (Solana CLI format: a JSON array of 64 numbers).
+        #[arg(long)]
+        payer_key: PathBuf,
+        /// Solana JSON-RPC the transaction is sent through.
+        #[arg(long, env = "SVC_RPC_URL")]
+        rpc_url: String,
+        /// The wallet's address (`privAddress` from create): refuse a transaction paying any
+        /// other (the relay names the address otherwise).
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// The wallet's balances of the given mints.
+    Balance {
+        wallet_id: String,
+        /// Mint addresses (repeat, or comma-separated).
+        #[arg(long, required = true, value_delimiter = ',')]
+        mints: Vec<String>,
+    },
+    /// The wallet's operations, newest first.
+    Audit {
+        wallet_id: String,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        #[arg(long, default_value_t = 0)]
+        offset: u32,
+    },
+}
+
+pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u8, Failure> {
+    match command {
+        WalletCommand::Create { webhook_url, owner_pubkey } => {
+            let created = client.create_wallet(&webhook_url, owner_pubkey.as_deref()).await?;
+            if json {
+                print_json(&created);
+            } else {
+                println!("wallet   {}", created.wallet_id);
+                println!("address  {} ({})", created.priv_address, created.network);
+                println!("secret   {}", created.webhook_secret);
+                eprintln!("keep the webhook secret: it is not shown again. {}", created.funding_hint);
+            }
+        }
+        WalletCommand::Fund { wallet_id, mint, amount, payer_key, rpc_url, to } => {
+            let mint_address = Address::parse(&mint).ok_or(Failure(30, "--mint is not an address".into()))?;
+            let payer = client::swap::read_keypair(&payer_key)?;
+            let payer_address = Address(payer.verifying_key().to_bytes());
+            let chain = client::swap::rpc(&rpc_url)?;
+            let decimals = client::wallets::mint_decimals(&chain, &mint_address).await?;
+            let intent = client.fund_intent(&wallet_id, &mint, &amount.to_string(), &payer_address.to_string()).await?;
+            if let Some(expected) = &to
+                && *expected != intent.to
+            {
+                return Err(Failure(1, format!("the relay named {} as the wallet, not {expected}", intent.to)));
+            }
+            let tx = client::wallets::check_intent(&intent, &payer_address, &mint_address, amount, decimals)?;
+            let signature = client::wallets::sign_and_send(&chain, tx, &payer, intent.last_valid_block_height).await?;
+            match json {
+                true => print_json(&json!({"signature": signature, "walletId": wallet_id, "mint": mint,
+                                           "amount": amount.to_string(), "to": intent.to})),
+                false => println!("{signature}"),
+            }
+            eprintln!("sent {amount} base units of {mint} to {}", intent.to);
+        }
+        WalletCommand::Balance { wallet_id, mints } => {
+            let balances = client.wallet_balance(&wallet_id, &mints).await?;
+            if json {
+                print_json(&balances);
+            } else {
+                for b in balances["balances"].as_array().into_iter().flatten() {
+                    let raw = b["raw"].as_str().unwrap_or("?");
+                    println!("{}  {}  {raw}", b["mint"].as_str().unwrap_or("?"), b["state"].as_str().unwrap_or("?"));
+                }
+            }
+        }
+        WalletCommand::Audit { wallet_id, limit, offset } => {
+            let page = client.wallet_audit(&wallet_id, limit, offset).await?;
+            if json {
+                print_json(&page);
+            } else {
+                for e in page["entries"].as_array().into_iter().flatten() {
+                    println!(
+                        "{}  {}  {}",
+                        e["at"].as_str().unwrap_or("?"),
+                        e["kind"].as_str().unwrap_or("?"),
+                        e["details"]
+                    );
+                }
+            }
+        }
+    }
+    Ok(0)
+}

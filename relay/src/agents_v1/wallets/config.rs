@@ -1,0 +1,72 @@
+//! The `agents.wallets` section: where webhooks may go and how their deliveries are retried.
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct WalletsConfig {
+    /// Exact `ip:port` pairs a webhook URL may resolve to although they are private or local.
+    /// Only for tests and local runs (a receiver on 127.0.0.1); empty in production, where every
+    /// private, loopback, link-local or reserved address is refused at create and at delivery.
+    pub webhook_allow: Vec<String>,
+    /// Per delivery attempt.
+    pub webhook_timeout_secs: u64,
+    /// The first retry waits this long; each next one twice as long, up to `retryMaxSecs`.
+    pub retry_base_secs: u64,
+    pub retry_max_secs: u64,
+    /// How long after an event was made its delivery is still tried (default 26 h: more than
+    /// the 24 h a receiver may be down).
+    pub retry_window_secs: u64,
+    /// How often the delivery worker looks for due events when nothing woke it.
+    pub poll_millis: u64,
+}
+
+impl Default for WalletsConfig {
+    fn default() -> Self {
+        WalletsConfig {
+            webhook_allow: Vec::new(),
+            webhook_timeout_secs: 10,
+            retry_base_secs: 5,
+            retry_max_secs: 3_600,
+            retry_window_secs: 26 * 3_600,
+            poll_millis: 1_000,
+        }
+    }
+}
+
+impl WalletsConfig {
+    pub fn check(&self) -> Result<(), String> {
+        for entry in &self.webhook_allow {
+            entry
+                .trim()
+                .parse::<std::net::SocketAddr>()
+                .map_err(|_| format!("agents.wallets.webhookAllow: `{entry}` is not an ip:port pair"))?;
+        }
+        if self.retry_base_secs == 0 || self.retry_max_secs < self.retry_base_secs {
+            return Err("agents.wallets: retryBaseSecs must be positive and at most retryMaxSecs".into());
+        }
+        Ok(())
+    }
+
+    /// Seconds to wait after failed attempt number `attempts` (1 = the first): exponential,
+    /// capped.
+    pub fn backoff_secs(&self, attempts: u32) -> u64 {
+        let doubled = self.retry_base_secs.saturating_mul(1u64 << attempts.saturating_sub(1).min(30));
+        doubled.min(self.retry_max_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_then_caps() {
+        let c = WalletsConfig::default();
+        let waits: Vec<u64> = (1..=12).map(|n| c.backoff_secs(n)).collect();
+        assert_eq!(&waits[..5], &[5, 10, 20, 40, 80]);
+        assert_eq!(waits[11], 3_600);
+        // Attempts keep coming for the whole window: hourly once capped, so well past 24 h.
+        assert!(c.retry_window_secs >= 24 * 3_600);
+    }
+}

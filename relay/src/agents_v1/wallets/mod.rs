@@ -1,0 +1,46 @@
+//! Managed wallets (Mode A, contract §2.9, §4.3, §6; DESIGN §11; docs/wallets.md), first slice:
+//! create, fund-intent, public balances, the audit log, and webhooks from a durable outbox.
+//!
+//! A wallet's key is a sealed object the enclave makes (kind `signing-key`, as deposit owners
+//! are), so the relay holds no key to a wallet's funds. A wallet belongs to the account (key
+//! id) that made it; every route of it answers 403 to any other account. `ownerPubkey` is
+//! recorded but not yet enforced: the enclave-checked owner signatures come with the routes
+//! that move funds out of a wallet.
+
+pub mod config;
+pub mod fund;
+pub mod records;
+pub mod routes;
+pub mod webhooks;
+
+use axum::Router;
+use axum::routing::{get, post};
+
+use crate::state::App;
+
+pub use config::WalletsConfig;
+pub use webhooks::Webhooks;
+
+/// Every wallet route (merged into the relay's table by `router.rs`).
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/agents/v1/wallets", post(routes::create))
+        .route("/agents/v1/wallets/{id}/fund-intent", post(routes::fund_intent))
+        .route("/agents/v1/wallets/{id}/balance", get(routes::balance))
+        .route("/agents/v1/wallets/{id}/audit", get(routes::audit))
+        .route("/agents/v1/wallets/{id}/webhooks", get(routes::deliveries))
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// RFC 3339 with milliseconds, UTC.
+pub fn iso_ms(ms: i64) -> String {
+    let seconds = shared::time::rfc3339(ms.div_euclid(1000).max(0) as u64);
+    match seconds.strip_suffix('Z') {
+        Some(base) => format!("{base}.{:03}Z", ms.rem_euclid(1000)),
+        None => seconds,
+    }
+}

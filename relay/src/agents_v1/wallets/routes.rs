@@ -1,0 +1,339 @@
+//! The wallet routes: thin handlers over `records`, `fund` and `webhooks`. Each checks the
+//! bearer key (scope `swap`) first, then that the wallet is the caller's.
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use chain::Chain;
+use serde::Serialize;
+use serde_json::json;
+use shared::address::Address;
+use shared::wire::codes;
+
+use super::records::{self, Operation, Wallet, WalletAuditEntry};
+use super::webhooks::{self, WebhookDelivery, WebhookMessage};
+use super::{fund, now_ms};
+use crate::agents_v1::params::Fields;
+use crate::body;
+use crate::error::{ErrorBody, RelayError};
+use crate::state::App;
+
+/// Most mints one balance call reads.
+const MAX_MINTS: usize = 20;
+
+/// 2.9 create response, plus the webhook secret (shown this once).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletCreated {
+    pub wallet_id: String,
+    /// The wallet's address: a key the enclave made and sealed.
+    pub priv_address: String,
+    pub network: String,
+    pub funding_hint: String,
+    /// `whsec_…`: verifies the `webhook-signature` of this wallet's events. Not shown again.
+    pub webhook_secret: String,
+    pub webhook_url: String,
+    pub owner_pubkey: Option<String>,
+}
+
+/// Fund-intent response (contract §4.3).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletFundIntent {
+    /// Unsigned base64 transaction; the payer signs and sends it.
+    pub tx: String,
+    pub mint: String,
+    pub amount: String,
+    /// The wallet's address (`privAddress`).
+    pub to: String,
+    /// The wallet's token account of the mint, which the transaction creates when needed.
+    pub token_account: String,
+    pub last_valid_block_height: u64,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletBalance {
+    pub mint: String,
+    /// `public` (on-chain token account, raw = base units), `unknown` (raw null: the chain did
+    /// not answer). `encrypted` is reserved for private balances (a later slice).
+    pub state: &'static str,
+    pub raw: Option<String>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct WalletBalances {
+    pub balances: Vec<WalletBalance>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletAuditPage {
+    pub wallet_id: String,
+    pub entries: Vec<WalletAuditEntry>,
+    /// The `offset` of the next page; null on the last.
+    pub next_offset: Option<i64>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookDeliveryLog {
+    pub wallet_id: String,
+    pub messages: Vec<WebhookMessage>,
+    pub deliveries: Vec<WebhookDelivery>,
+}
+
+/// The create request, as the OpenAPI document shows it (read field by field).
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"webhookUrl": "https://agent.example/hooks/svc"}))]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // A schema.
+pub struct CreateWalletBody {
+    /// Where the wallet's events are POSTed (Standard Webhooks); a public http(s) URL.
+    webhook_url: String,
+    /// The owner's ed25519 public key (base58). Recorded; not yet enforced (docs/wallets.md).
+    owner_pubkey: Option<String>,
+}
+
+/// The fund-intent request.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
+                          "payerPubkey": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}))]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // A schema.
+pub struct FundIntentBody {
+    /// A mint the service lists.
+    mint: String,
+    /// Base units.
+    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
+    amount: String,
+    /// The wallet that signs and pays (base58).
+    payer_pubkey: String,
+}
+
+/// The caller's key id (scope `swap`).
+async fn caller(app: &App, headers: &HeaderMap) -> Result<String, RelayError> {
+    Ok(app.keys.check(headers, "swap").await?.key_id)
+}
+
+/// The wallet `id` of `key_id`: 404 for none, 403 for another account's.
+async fn owned(app: &App, key_id: &str, id: &str) -> Result<Wallet, RelayError> {
+    let id = shared::swap::parse_uuid(id)
+        .map(|b| shared::swap::format_uuid(&b))
+        .ok_or(RelayError::NotFound("no such wallet"))?;
+    let wallet = records::get(&app.store, &id).await?.ok_or(RelayError::NotFound("no such wallet"))?;
+    if wallet.key_id != key_id {
+        return Err(RelayError::Forbidden("this wallet belongs to another account".into()));
+    }
+    Ok(wallet)
+}
+
+#[utoipa::path(post, path = "/agents/v1/wallets", tag = "agents",
+    summary = "Create a managed wallet (Mode A, contract §2.9): an enclave-made key, and a webhook secret shown once",
+    security(("ApiKey" = [])), request_body = CreateWalletBody,
+    responses((status = 201, body = WalletCreated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 501, body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn create(
+    State(app): State<App>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<(StatusCode, Json<WalletCreated>), RelayError> {
+    let key_id = caller(&app, &headers).await?;
+    let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, "{webhookUrl, ownerPubkey}")?;
+    fields.require(&["webhookUrl"])?;
+    let agents = crate::agents_v1::agents(&app)?;
+    let owner_pubkey = match fields.get("ownerPubkey") {
+        Some(_) => Some(fields.pubkey("ownerPubkey")?.to_string()),
+        None => None,
+    };
+    let webhook_url = agents.wallets.check_url(fields.get("webhookUrl").unwrap_or_default()).await?;
+    let object = crate::enclaves::objects::create(&app.store, &app.enclaves, "signing-key").await?;
+    let address =
+        object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a signing key came back without its public key"))?;
+    let wallet = Wallet {
+        id: crate::agents_v1::oneshot::new_session_id(),
+        key_id,
+        address: address.clone(),
+        object_id: object.id,
+        owner_pubkey: owner_pubkey.clone(),
+        network: agents.config.network.clone(),
+        webhook_url: webhook_url.clone(),
+        webhook_secret: webhooks::new_secret(),
+        created_at: crate::unix_now(),
+    };
+    let data = json!({"walletId": wallet.id, "privAddress": address, "network": wallet.network,
+                      "ownerPubkey": owner_pubkey});
+    records::insert(&app.store, &wallet, Operation { kind: "created", event_type: "wallet.created", data }, now_ms())
+        .await?;
+    agents.wallets.wake.notify_one();
+    tracing::info!(wallet = %wallet.id, "managed wallet created");
+    Ok((
+        StatusCode::CREATED,
+        Json(WalletCreated {
+            funding_hint: format!(
+                "Send SPL tokens to {address}'s associated token account of the mint; \
+                 POST /agents/v1/wallets/{}/fund-intent builds that transaction for a payer to sign",
+                wallet.id
+            ),
+            wallet_id: wallet.id,
+            priv_address: address,
+            network: wallet.network,
+            webhook_secret: wallet.webhook_secret,
+            webhook_url,
+            owner_pubkey,
+        }),
+    ))
+}
+
+#[utoipa::path(post, path = "/agents/v1/wallets/{id}/fund-intent", tag = "agents",
+    summary = "An unsigned transaction from the payer into the wallet (creating its token account when needed)",
+    security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
+    request_body = FundIntentBody,
+    responses((status = 200, body = WalletFundIntent), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn fund_intent(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<WalletFundIntent>, RelayError> {
+    let key_id = caller(&app, &headers).await?;
+    let wallet = owned(&app, &key_id, &id).await?;
+    let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, "{mint, amount, payerPubkey}")?;
+    fields.require(&["mint", "amount", "payerPubkey"])?;
+    let agents = crate::agents_v1::agents(&app)?;
+    let mint = fields.mint("mint")?;
+    let decimals = agents.mint("mint", &mint)?.decimals;
+    let amount = fields.amount("amount")?;
+    let payer = fields.pubkey("payerPubkey")?;
+    let to = Address::parse(&wallet.address).ok_or(RelayError::Internal)?;
+    if payer == to {
+        return Err(RelayError::input(codes::INVALID_FIELD, "`payerPubkey` is the wallet itself"));
+    }
+    let blockhash = agents.chain.latest_blockhash().await.map_err(RelayError::Chain)?;
+    let tx = fund::intent(&payer, &to, &mint, amount, decimals, blockhash.blockhash);
+    let data = json!({"walletId": wallet.id, "mint": mint.to_string(), "amount": amount.to_string(),
+                      "payerPubkey": payer.to_string(), "to": wallet.address});
+    records::record(
+        &app.store,
+        &wallet.id,
+        Operation { kind: "fund_intent", event_type: "wallet.fund_intent", data },
+        now_ms(),
+    )
+    .await?;
+    agents.wallets.wake.notify_one();
+    Ok(Json(WalletFundIntent {
+        tx: shared::b64::encode(tx.serialize()),
+        mint: mint.to_string(),
+        amount: amount.to_string(),
+        token_account: shared::swap::funding::token_account(&to, &mint).to_string(),
+        to: wallet.address,
+        last_valid_block_height: blockhash.last_valid_block_height,
+    }))
+}
+
+#[utoipa::path(get, path = "/agents/v1/wallets/{id}/balance", tag = "agents",
+    summary = "The wallet's balances of the given mints: public on-chain ones now (private ones in a later slice)",
+    security(("ApiKey" = [])),
+    params(("id" = String, Path, description = "The wallet id (uuid)"),
+           ("mints" = String, Query, description = "Comma-separated mint addresses (at most 20)")),
+    responses((status = 200, body = WalletBalances), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn balance(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<WalletBalances>, RelayError> {
+    let key_id = caller(&app, &headers).await?;
+    let wallet = owned(&app, &key_id, &id).await?;
+    let fields = Fields::from_query(query);
+    fields.require(&["mints"])?;
+    let agents = crate::agents_v1::agents(&app)?;
+    let mints = fields
+        .get("mints")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            Address::parse(m)
+                .ok_or_else(|| RelayError::input(codes::INVALID_MINT, format!("`{m}` is not a base58 address")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if mints.is_empty() {
+        return Err(RelayError::MissingFields(vec!["mints"]));
+    }
+    if mints.len() > MAX_MINTS {
+        return Err(RelayError::input(codes::INVALID_FIELD, format!("`mints` lists at most {MAX_MINTS} mints")));
+    }
+    let owner = Address::parse(&wallet.address).ok_or(RelayError::Internal)?;
+    let mut balances = Vec::with_capacity(mints.len());
+    for mint in mints {
+        let raw = fund::public_balance(&agents.chain, &owner, &mint).await;
+        let state = if raw.is_some() { "public" } else { "unknown" };
+        balances.push(WalletBalance { mint: mint.to_string(), state, raw: raw.map(|r| r.to_string()) });
+    }
+    Ok(Json(WalletBalances { balances }))
+}
+
+/// `limit` (1 to 200, default 50) and `offset` (0 or more) of a paged route.
+fn page(query: &HashMap<String, String>) -> Result<(i64, i64), RelayError> {
+    let number = |name: &str, default: i64, range: std::ops::RangeInclusive<i64>| match query.get(name) {
+        None => Ok(default),
+        Some(text) => text.parse::<i64>().ok().filter(|n| range.contains(n)).ok_or_else(|| {
+            RelayError::input(
+                codes::INVALID_FIELD,
+                format!("`{name}` must be an integer from {} to {}", range.start(), range.end()),
+            )
+        }),
+    };
+    Ok((number("limit", 50, 1..=200)?, number("offset", 0, 0..=i64::from(u32::MAX))?))
+}
+
+#[utoipa::path(get, path = "/agents/v1/wallets/{id}/audit", tag = "agents",
+    summary = "The wallet's operations, newest first, paged",
+    security(("ApiKey" = [])),
+    params(("id" = String, Path, description = "The wallet id (uuid)"),
+           ("limit" = Option<u32>, Query, description = "1 to 200 (default 50)"),
+           ("offset" = Option<u32>, Query, description = "Entries to skip (default 0)")),
+    responses((status = 200, body = WalletAuditPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn audit(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<WalletAuditPage>, RelayError> {
+    let key_id = caller(&app, &headers).await?;
+    let wallet = owned(&app, &key_id, &id).await?;
+    let (limit, offset) = page(&query)?;
+    // One more than asked says whether a next page exists.
+    let mut entries = records::audit(&app.store, &wallet.id, limit + 1, offset).await?;
+    let next_offset = (entries.len() as i64 > limit).then_some(offset + limit);
+    entries.truncate(limit as usize);
+    Ok(Json(WalletAuditPage { wallet_id: wallet.id, entries, next_offset }))
+}
+
+#[utoipa::path(get, path = "/agents/v1/wallets/{id}/webhooks", tag = "agents",
+    summary = "The wallet's webhook events and delivery log (every attempt), newest first",
+    security(("ApiKey" = [])),
+    params(("id" = String, Path, description = "The wallet id (uuid)"),
+           ("limit" = Option<u32>, Query, description = "1 to 200 (default 50)")),
+    responses((status = 200, body = WebhookDeliveryLog), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn deliveries(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<WebhookDeliveryLog>, RelayError> {
+    let key_id = caller(&app, &headers).await?;
+    let wallet = owned(&app, &key_id, &id).await?;
+    let (limit, _) = page(&query)?;
+    let (messages, deliveries) = webhooks::log(&app.store, &wallet.id, limit).await?;
+    Ok(Json(WebhookDeliveryLog { wallet_id: wallet.id, messages, deliveries }))
+}
