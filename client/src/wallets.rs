@@ -41,6 +41,16 @@ pub struct FundIntent {
     pub last_valid_block_height: u64,
 }
 
+/// `POST /agents/v1/wallets/{id}/withdraw` (docs/wallets.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Withdrawn {
+    pub queue_signature: String,
+    pub callback_signature: String,
+    pub status: String,
+    pub order: shared::privacy::WithdrawalOrder,
+}
+
 impl Client {
     async fn send_with_key<T: DeserializeOwned>(
         &self,
@@ -91,6 +101,104 @@ impl Client {
     pub async fn wallet_audit(&self, wallet_id: &str, limit: u32, offset: u32) -> Result<Value, ClientError> {
         let path = format!("/agents/v1/wallets/{}/audit?limit={limit}&offset={offset}", seg(wallet_id));
         self.send_with_key(reqwest::Method::GET, &path, None).await
+    }
+
+    /// Sends `body` as the exact bytes of a fund-moving request, signed by the wallet's owner
+    /// when `owner` is given (the enclave checks it: docs/wallets.md).
+    async fn send_owner_signed<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Value,
+        owner: Option<&SigningKey>,
+    ) -> Result<T, ClientError> {
+        use ed25519_dalek::Signer;
+        use rand_core::{OsRng, RngCore};
+        let bytes = serde_json::to_vec(body).map_err(|e| ClientError::Malformed(e.to_string()))?;
+        let mut request = self.http.post(format!("{}{path}", self.base)).header("content-type", "application/json");
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        if let Some(owner) = owner {
+            let timestamp =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            let mut nonce = [0u8; 16];
+            OsRng.fill_bytes(&mut nonce);
+            let nonce = hex::encode(nonce);
+            let message = shared::privacy::owner_message("POST", path, &bytes, timestamp, &nonce);
+            let signature = shared::b64::encode(owner.sign(&message).to_bytes());
+            request = request
+                .header(shared::privacy::OWNER_TIMESTAMP_HEADER, timestamp.to_string())
+                .header(shared::privacy::OWNER_NONCE_HEADER, nonce)
+                .header(shared::privacy::OWNER_SIGNATURE_HEADER, signature);
+        }
+        let response =
+            request.body(bytes).send().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
+        self.read(response).await
+    }
+
+    /// Moves `amount` of `mint` from the wallet's public balance into its private one:
+    /// `{sessionId, status, estimatedSeconds}`.
+    pub async fn wallet_encrypt(
+        &self,
+        wallet_id: &str,
+        mint: &str,
+        amount: &str,
+        owner: Option<&SigningKey>,
+    ) -> Result<Value, ClientError> {
+        let path = format!("/agents/v1/wallets/{}/encrypt", seg(wallet_id));
+        self.send_owner_signed(&path, &json!({"mint": mint, "amount": amount}), owner).await
+    }
+
+    /// Pays `amount` of `mint` out of the private balance to `destination`; the answer's order
+    /// is checked: signed by the attested enclave, for exactly this request.
+    pub async fn wallet_withdraw(
+        &self,
+        wallet_id: &str,
+        mint: &str,
+        amount: &str,
+        destination: &str,
+        owner: Option<&SigningKey>,
+    ) -> Result<Withdrawn, ClientError> {
+        let path = format!("/agents/v1/wallets/{}/withdraw", seg(wallet_id));
+        let body = json!({"mint": mint, "amount": amount, "destinationPubkey": destination});
+        let answer: Withdrawn = self.send_owner_signed(&path, &body, owner).await?;
+        let o = &answer.order;
+        if o.verify().is_err()
+            || o.signature != answer.queue_signature
+            || o.payout_signature != answer.callback_signature
+        {
+            return Err(ClientError::Mismatch("the withdrawal order is not signed as answered"));
+        }
+        if o.mint != mint || o.amount != amount || o.destination != destination || o.wallet_id != wallet_id {
+            return Err(ClientError::Mismatch("the withdrawal order is not for this request"));
+        }
+        self.check_enclave_signer(&o.enclave_pubkey).await?;
+        Ok(answer)
+    }
+
+    /// The statement of reserves of `mint`, signed by the attested enclave.
+    pub async fn reserves(&self, mint: &str) -> Result<shared::privacy::ReservesStatement, ClientError> {
+        let statement: shared::privacy::ReservesStatement =
+            self.get(&format!("/agents/v1/reserves?mint={}", seg(mint))).await?;
+        if statement.verify().is_err() || statement.mint != mint {
+            return Err(ClientError::Mismatch("the statement of reserves does not verify"));
+        }
+        self.check_enclave_signer(&statement.enclave_pubkey).await?;
+        Ok(statement)
+    }
+
+    /// A document's signer must be the enclave key this client attested (or accepted
+    /// unattested, as its trust options say).
+    async fn check_enclave_signer(&self, enclave_pubkey: &str) -> Result<(), ClientError> {
+        let attested = self.enclave_key().await?;
+        if shared::b64::encode(attested.enclave_public_key) != enclave_pubkey {
+            self.drop_cached_key();
+            let again = self.enclave_key().await?;
+            if shared::b64::encode(again.enclave_public_key) != enclave_pubkey {
+                return Err(ClientError::Mismatch("signed by a key other than the attested enclave's"));
+            }
+        }
+        Ok(())
     }
 
     /// The wallet's webhook events and delivery attempts.

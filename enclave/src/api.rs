@@ -38,6 +38,9 @@ pub fn router(enclave: Arc<Enclave>, limits: Limits) -> Router {
         .route("/objects/open", post(open_object))
         .route("/swaps/sessions", post(open_session))
         .route("/swaps/step", post(swap_step))
+        .route("/wallets", post(new_wallet))
+        .route("/privacy/pool", post(new_pool))
+        .route("/privacy/step", post(privacy_step))
         .layer(axum::middleware::from_fn(move |request, next| bounded(permits.clone(), limits, request, next)));
     reads.merge(work).layer(DefaultBodyLimit::max(MAX_ENVELOPE_JSON + 4096)).with_state(enclave)
 }
@@ -174,6 +177,32 @@ async fn swap_step(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response
         Err(_) => Err(ProcessError::BadRequest),
     };
     answer("swaps/step", started, result.map(|a| (String::new(), a)))
+}
+
+/// A new managed-wallet key sealed with its wallet id and owner key.
+async fn new_wallet(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<shared::privacy::NewWallet>(&body) {
+        Ok(request) => enclave.new_wallet(&request),
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    answer("wallets", started, result.map(|o| (String::new(), o)))
+}
+
+/// The pool's key.
+async fn new_pool(State(enclave): State<Arc<Enclave>>) -> Response {
+    let started = std::time::Instant::now();
+    answer("privacy/pool", started, enclave.new_pool().map(|o| (String::new(), o)))
+}
+
+/// One step of the pool (encrypt, credit, withdraw, balance, reserves).
+async fn privacy_step(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_slice::<shared::privacy::PrivacyRequest>(&body) {
+        Ok(request) => enclave.privacy_step(request).await,
+        Err(_) => Err(ProcessError::BadRequest),
+    };
+    answer("privacy/step", started, result.map(|a| (String::new(), a)))
 }
 
 /// Logs status, code, time and model only, never a body.

@@ -31,6 +31,8 @@ pub enum ProcessError {
     Custody(#[from] crate::custody::CustodyError),
     #[error("{0}")]
     Swap(#[from] crate::swap::SwapError),
+    #[error("{0}")]
+    Privacy(#[from] crate::privacy::PrivacyError),
     #[error("internal error")]
     Internal,
 }
@@ -87,6 +89,8 @@ impl ProcessError {
             ProcessError::Model(_) => (502, codes::MODEL_ERROR),
             ProcessError::Custody(e) => custody_status_and_code(e),
             ProcessError::Swap(e) => swap_status_and_code(e),
+            ProcessError::Privacy(crate::privacy::PrivacyError::Swap(e)) => swap_status_and_code(e),
+            ProcessError::Privacy(e) => e.status_and_code().unwrap_or((500, codes::INTERNAL)),
             ProcessError::Internal => (500, codes::INTERNAL),
         }
     }

@@ -19,6 +19,7 @@ pub mod error;
 #[cfg(target_os = "linux")]
 pub mod init;
 pub mod keys;
+pub mod privacy;
 pub mod process;
 pub mod replay;
 pub mod sealed;

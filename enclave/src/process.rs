@@ -25,6 +25,7 @@ use crate::config::EnclaveConfig;
 use crate::custody::Custody;
 use crate::error::ProcessError;
 use crate::keys::EnclaveKeys;
+use crate::privacy::Privacy;
 use crate::replay::{ReplayGuard, ReplayVerdict};
 use crate::swap::{SwapError, Swaps, SwapsConfig};
 use shared::swap::{OpenedSession, SessionTerms, StepAnswer, StepRequest};
@@ -69,6 +70,8 @@ pub struct Enclave {
     /// Swaps, once a bundle (the KEK, the router's key) arrived and if configured.
     swaps: RwLock<Option<Arc<Swaps>>>,
     swaps_config: Option<SwapsConfig>,
+    /// Managed wallets' pool (the privacy back end); needs swaps (its chain).
+    privacy: Privacy,
 }
 
 pub fn unix_now() -> u64 {
@@ -102,6 +105,9 @@ impl Enclave {
             tools_config: config.tools.clone(),
             swaps: RwLock::new(None),
             swaps_config: config.swaps.clone(),
+            privacy: Privacy::new(
+                config.swaps.as_ref().map_or(crate::privacy::DEFAULT_QUIET_BLOCKS, |s| s.payout_quiet_blocks),
+            ),
         })
     }
 
@@ -143,6 +149,27 @@ impl Enclave {
     /// One step of a session.
     pub async fn swap_step(&self, request: StepRequest) -> Result<StepAnswer, ProcessError> {
         Ok(self.swaps()?.step(&self.custody, &self.keys, request, unix_now()).await?)
+    }
+
+    /// A new managed-wallet key, sealed with its id and owner.
+    pub fn new_wallet(&self, request: &shared::privacy::NewWallet) -> Result<shared::wire::SealedObject, ProcessError> {
+        self.swaps()?;
+        Ok(Privacy::new_wallet(&self.custody, request)?)
+    }
+
+    /// The pool's key (the relay asks once and keeps the sealed object).
+    pub fn new_pool(&self) -> Result<shared::wire::SealedObject, ProcessError> {
+        self.swaps()?;
+        Ok(Privacy::new_pool(&self.custody)?)
+    }
+
+    /// One step of the pool: encrypt, credit, withdraw, balance, reserves.
+    pub async fn privacy_step(
+        &self,
+        request: shared::privacy::PrivacyRequest,
+    ) -> Result<shared::privacy::PrivacyAnswer, ProcessError> {
+        let swaps = self.swaps()?;
+        Ok(self.privacy.step(&swaps, &self.custody, &self.keys, request, unix_now()).await?)
     }
 
     /// Checks the model, opens the envelope, refuses replays. Shared by chat and agent mode.

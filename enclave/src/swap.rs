@@ -47,6 +47,14 @@ pub struct SwapsConfig {
     pub router_programs: Vec<String>,
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
+    /// Managed wallets' pool: blocks after a boot's first payout request before it signs
+    /// payouts (crate::privacy; 151 covers every transaction an earlier boot signed).
+    #[serde(default = "default_quiet_blocks")]
+    pub payout_quiet_blocks: u64,
+}
+
+fn default_quiet_blocks() -> u64 {
+    crate::privacy::DEFAULT_QUIET_BLOCKS
 }
 
 fn default_timeout_secs() -> u64 {
@@ -267,7 +275,12 @@ impl Swaps {
         Ok(signed(&tx, blockhash.last_valid_block_height, moved))
     }
 
-    async fn decimals(&self, mint: &Address) -> Result<u8, SwapError> {
+    /// The enclave's own view of the chain.
+    pub(crate) fn chain(&self) -> &RpcChain {
+        &self.chain
+    }
+
+    pub(crate) async fn decimals(&self, mint: &Address) -> Result<u8, SwapError> {
         let account = self.chain.account(mint).await.map_err(chain_error)?;
         // A mint's decimals sit at offset 44 of its 82 bytes.
         account

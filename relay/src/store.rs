@@ -20,6 +20,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (12, include_str!("../migrations/0012_transparency_log.sql")),
     (13, include_str!("../migrations/0013_ledger_outbox.sql")),
     (14, include_str!("../migrations/0014_wallets.sql")),
+    (15, include_str!("../migrations/0015_privacy_pool.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

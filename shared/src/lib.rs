@@ -17,6 +17,8 @@ pub mod keys;
 pub mod ledger;
 #[cfg(feature = "measure")]
 pub mod measure;
+#[cfg(feature = "solana")]
+pub mod privacy;
 pub mod provision;
 pub mod quote;
 pub mod receipt;

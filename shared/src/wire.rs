@@ -427,6 +427,21 @@ pub mod codes {
     pub const SESSION_EXPIRED: &str = "session_expired";
     pub const INVALID_STATE: &str = "invalid_state";
 
+    // Managed wallets' privacy operations (DESIGN §11, docs/wallets.md).
+    /// The wallet has an owner and the request carries no owner signature.
+    pub const OWNER_SIGNATURE_REQUIRED: &str = "owner_signature_required";
+    /// The owner signature does not verify over this request.
+    pub const OWNER_SIGNATURE_INVALID: &str = "owner_signature_invalid";
+    pub const INSUFFICIENT_PRIVATE_BALANCE: &str = "insufficient_private_balance";
+    /// The pool would owe more than it holds: the operation is refused.
+    pub const RESERVES_SHORT: &str = "reserves_short";
+    /// A newer book exists (two operations on one mint at once): read it and retry.
+    pub const BOOK_STALE: &str = "book_stale";
+    /// The enclave booted recently and signs no payout until earlier ones have settled.
+    pub const POOL_WARMING_UP: &str = "pool_warming_up";
+    /// The pool key holds too little SOL to pay fees and rent: the operator funds it.
+    pub const POOL_UNFUNDED: &str = "pool_unfunded";
+
     // x402 (the protocol's own reason codes, where it has them).
     pub const PAYMENT_REQUIRED: &str = "payment_required";
     pub const DUPLICATE_SETTLEMENT: &str = "duplicate_settlement";
@@ -472,6 +487,13 @@ pub mod codes {
             CHAIN_UNREACHABLE,
             NOTHING_TO_DO,
             INVALID_FIELD,
+            OWNER_SIGNATURE_REQUIRED,
+            OWNER_SIGNATURE_INVALID,
+            INSUFFICIENT_PRIVATE_BALANCE,
+            RESERVES_SHORT,
+            BOOK_STALE,
+            POOL_WARMING_UP,
+            POOL_UNFUNDED,
         ]
         .into_iter()
         .find(|c| *c == code)

@@ -95,7 +95,10 @@ impl SwapWorld {
             // No model is called unless one is given.
             model_base_url: Some(model_base_url.unwrap_or_else(|| "http://127.0.0.1:9/v1".into())),
             relay: relay_config,
-            enclave: json!({"swaps": {"rpcUrl": chain.rpc_url, "routerUrl": router_url, "timeoutSecs": 10}}),
+            // Payouts of managed wallets start five blocks (about 2 s) after a boot's first
+            // payout request, not the production 151 (enclave::privacy).
+            enclave: json!({"swaps": {"rpcUrl": chain.rpc_url, "routerUrl": router_url, "timeoutSecs": 10,
+                                      "payoutQuietBlocks": 5}}),
             ..StackOptions::default()
         };
         // The stack's start blocks (processes, provisioning); the router keeps serving on the

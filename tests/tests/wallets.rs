@@ -168,7 +168,8 @@ async fn a_wallet_is_created_funded_audited_and_its_webhooks_verify() {
     assert_eq!(w.balance(&payer.address, &w.usdc).await, 100_000_000 - TEN_USDC);
 
     // A second funding through the library, and the balance route reports both, in order of
-    // the mints asked; the token never sent is a public zero.
+    // the mints asked, each mint's private (encrypted) balance first: none was encrypted; the
+    // token never sent is a public zero.
     let client = w.client();
     let intent = client.fund_intent(&id, &usdc, "5000000", &payer.address.to_string()).await.unwrap();
     assert_eq!(
@@ -180,7 +181,9 @@ async fn a_wallet_is_created_funded_audited_and_its_webhooks_verify() {
     let balances = svc(&w, &["wallet", "balance", &id, "--mints", &format!("{usdc},{token}")]);
     assert_eq!(
         balances,
-        json!({"balances": [{"mint": usdc, "state": "public", "raw": "15000000"},
+        json!({"balances": [{"mint": usdc, "state": "encrypted", "raw": "0"},
+                            {"mint": usdc, "state": "public", "raw": "15000000"},
+                            {"mint": token, "state": "encrypted", "raw": "0"},
                             {"mint": token, "state": "public", "raw": "0"}]})
     );
 

@@ -460,7 +460,18 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             };
             return swap_cmd::run(client, command, json).await;
         }
-        Command::Wallet { command } => return wallet_cmd::run(client, command, json).await,
+        Command::Wallet { command } => {
+            // Withdrawal orders and statements of reserves are checked against the attested key.
+            let needs_attestation = matches!(
+                command,
+                wallet_cmd::WalletCommand::Withdraw { .. } | wallet_cmd::WalletCommand::Reserves { .. }
+            );
+            let client = match needs_attestation {
+                true => client.with_attestation(cli.trust.options()?),
+                false => client,
+            };
+            return wallet_cmd::run(client, command, json).await;
+        }
         Command::Measure { dir, diagnose, measurements_json, rtmr0_profile } => {
             let shape = match (measurements_json, json) {
                 (true, _) => MeasureOutput::MeasurementsFile,

@@ -38,6 +38,8 @@ pub struct Agents {
     pub wake: tokio::sync::Notify,
     /// Managed wallets' webhooks (the sender and its configuration).
     pub wallets: wallets::Webhooks,
+    /// Serializes this relay's updates of the privacy books (wallets::backend).
+    pub books: tokio::sync::Mutex<()>,
 }
 
 impl Agents {
@@ -58,7 +60,14 @@ impl Agents {
         };
         let router = Router::new(router, api_key, timeout, https(router).then(agent::tools::web_pki_tls));
         let wallets = wallets::Webhooks::new(&config.wallets);
-        Ok(Some(Agents { config: config.clone(), chain, router, wake: tokio::sync::Notify::new(), wallets }))
+        Ok(Some(Agents {
+            config: config.clone(),
+            chain,
+            router,
+            wake: tokio::sync::Notify::new(),
+            wallets,
+            books: tokio::sync::Mutex::new(()),
+        }))
     }
 
     /// The mint's configuration, or 400 `invalid_mint` for a mint this service does not swap.
@@ -81,5 +90,6 @@ pub fn start(app: &App) {
             tokio::spawn(worker::run(app.clone()));
         }
         tokio::spawn(wallets::webhooks::run(app.clone()));
+        tokio::spawn(wallets::private::run_payouts(app.clone()));
     }
 }

@@ -20,9 +20,13 @@ pub mod state {
     pub const REFUNDING: &str = "refunding";
     pub const SETTLED: &str = "settled";
     pub const FAILED: &str = "failed";
+    /// Encrypt sessions (mode `encrypt`): the transaction into the pool is on its way, then
+    /// the private balance is credited.
+    pub const ENCRYPTING: &str = "encrypting";
+    pub const CREDITING: &str = "crediting";
 
     /// The states a worker advances (the others wait for the client, or are done).
-    pub const WORKING: [&str; 6] = [FUNDED, SWAPPING, SWAPPED, DELIVERING, DELIVERED, REFUNDING];
+    pub const WORKING: [&str; 8] = [FUNDED, SWAPPING, SWAPPED, DELIVERING, DELIVERED, REFUNDING, ENCRYPTING, CREDITING];
 }
 
 /// One session row.

@@ -31,6 +31,7 @@ mod kind {
     pub const SWAP: &str = "swap";
     pub const DELIVER: &str = "deliver";
     pub const REFUND: &str = "refund";
+    pub const ENCRYPT: &str = crate::agents_v1::wallets::private::KIND_ENCRYPT;
 }
 
 /// Wakes one idle worker (a session just became workable).
@@ -107,6 +108,10 @@ async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, Relay
         state::SWAPPED => deliver(app, s).await,
         state::DELIVERED => attest(app, s).await,
         state::REFUNDING => refund(app, s).await,
+        state::CREDITING => {
+            crate::agents_v1::wallets::private::credit(app, s).await?;
+            Ok(Next::Now)
+        }
         // SWAPPING and DELIVERING always have a pending transaction; anything else is not
         // ours to move.
         _ => Ok(Next::Later(MAX_BACKOFF_SECS)),
@@ -256,6 +261,7 @@ async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
             s.state = match pending.kind.as_str() {
                 kind::SWAP => state::SWAPPED,
                 kind::DELIVER => state::DELIVERED,
+                kind::ENCRYPT => state::CREDITING,
                 _ => state::FAILED,
             }
             .into();
@@ -264,6 +270,11 @@ async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
         Confirmation::Failed(_) | Confirmation::Expired => {
             tracing::info!(session = %s.id, kind = %pending.kind, ?verdict, "transaction did not land; rebuilding");
             s.pending = None;
+            // An encrypt is signed under the owner's one-time signature: it is not rebuilt. The
+            // tokens never left the wallet; the owner asks again.
+            if pending.kind == kind::ENCRYPT {
+                return Ok(fail_to(s, state::FAILED, "encrypt_failed"));
+            }
             s.attempts += 1;
             let exhausted = s.attempts >= i64::from(agents.config.max_attempts);
             match pending.kind.as_str() {

@@ -2,7 +2,9 @@
 //! database, so every relay sharing it enforces one limit, behind an in-memory front: a subject
 //! this relay alone has already sent `limit` requests for in the window is refused without a
 //! database write (the shared count is then at the limit too). With `store: "memory"` (one
-//! relay) the front is the whole count. Over the limit: 429 with `Retry-After` (seconds to the
+//! relay) the front is the whole count; the default, `auto`, is `memory` on SQLite (which only
+//! one relay uses, and where a write per request contends with every other writer) and
+//! `database` on PostgreSQL. Over the limit: 429 with `Retry-After` (seconds to the
 //! next window). A counter the database cannot write refuses the request (503
 //! `database_unavailable`) unless `failOpen` says to serve it.
 
@@ -27,7 +29,8 @@ pub const WINDOW_SECS: i64 = 60;
 pub struct RateLimitConfig {
     pub per_key_per_minute: u32,
     pub per_address_per_minute: u32,
-    /// `database` (shared by every relay on it) or `memory` (this relay only, no writes).
+    /// `database` (shared by every relay on it), `memory` (this relay only, no writes), or
+    /// `auto` (memory on SQLite, database on PostgreSQL).
     pub store: CounterStore,
     /// Serve requests whose counter the database cannot write (default: refuse them).
     pub fail_open: bool,
@@ -37,6 +40,7 @@ pub struct RateLimitConfig {
 #[serde(rename_all = "lowercase")]
 pub enum CounterStore {
     #[default]
+    Auto,
     Database,
     Memory,
 }
@@ -46,7 +50,7 @@ impl Default for RateLimitConfig {
         RateLimitConfig {
             per_key_per_minute: 600,
             per_address_per_minute: 300,
-            store: CounterStore::Database,
+            store: CounterStore::Auto,
             fail_open: false,
         }
     }
@@ -98,7 +102,12 @@ impl RateLimiter {
             }
             *used += 1;
         }
-        if self.config.store == CounterStore::Memory {
+        let shared = match self.config.store {
+            CounterStore::Database => true,
+            CounterStore::Memory => false,
+            CounterStore::Auto => !store.is_sqlite,
+        };
+        if !shared {
             return Ok(());
         }
         match hit(store, subject, limit, now).await {
@@ -230,14 +239,15 @@ mod tests {
     async fn the_front_refuses_without_a_write_and_memory_mode_writes_nothing() {
         let (_dir, store) = store().await;
         let now = 1_699_999_990;
-        let shared = RateLimiter::new(RateLimitConfig::default());
+        let database = RateLimitConfig { store: CounterStore::Database, ..RateLimitConfig::default() };
+        let shared = RateLimiter::new(database);
         for _ in 0..3 {
             assert_eq!(shared.check(&store, "addr:1", 3, now).await, Ok(()));
         }
         assert_eq!(shared.check(&store, "addr:1", 3, now).await, Err(Refusal::Limited(50)));
         assert_eq!(windows_written(&store).await, 3, "the refusal touched no row");
         // Another relay on the same database: its own front is empty, the shared count is full.
-        let other = RateLimiter::new(RateLimitConfig::default());
+        let other = RateLimiter::new(database);
         assert_eq!(other.check(&store, "addr:1", 3, now).await, Err(Refusal::Limited(50)));
         assert_eq!(shared.check(&store, "addr:1", 3, now + 50).await, Ok(()), "a new window");
 
@@ -248,15 +258,20 @@ mod tests {
         }
         assert_eq!(memory.check(&store, "addr:9", 3, now).await, Err(Refusal::Limited(50)));
         assert_eq!(windows_written(&store).await, written, "memory mode wrote nothing");
+        // The default on SQLite (one relay) is memory too.
+        let auto = RateLimiter::new(RateLimitConfig::default());
+        assert_eq!(auto.check(&store, "addr:8", 3, now).await, Ok(()));
+        assert_eq!(windows_written(&store).await, written, "auto on SQLite wrote nothing");
     }
 
     #[tokio::test]
     async fn a_counter_that_cannot_be_written_refuses_unless_fail_open() {
         let (_dir, store) = store().await;
         store.pool().close().await;
-        let closed = RateLimiter::new(RateLimitConfig::default());
+        let database = RateLimitConfig { store: CounterStore::Database, ..RateLimitConfig::default() };
+        let closed = RateLimiter::new(database);
         assert_eq!(closed.check(&store, "addr:1", 3, 100).await, Err(Refusal::CounterDown));
-        let open = RateLimiter::new(RateLimitConfig { fail_open: true, ..RateLimitConfig::default() });
+        let open = RateLimiter::new(RateLimitConfig { fail_open: true, ..database });
         assert_eq!(open.check(&store, "addr:1", 3, 100).await, Ok(()));
     }
 }

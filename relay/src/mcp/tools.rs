@@ -312,7 +312,9 @@ impl Tools {
     }
 
     #[tool(description = "Move a managed wallet's tokens into its private balance (POST \
-                          /agents/v1/wallets/{id}/encrypt; Soon). MOVES REAL FUNDS.", input_schema = schema_for_type::<EncryptArgs>())]
+                          /agents/v1/wallets/{id}/encrypt): a session to poll. A wallet created with an owner key \
+                          needs the owner's signature, which this tool cannot add: use svc. MOVES REAL FUNDS.",
+           input_schema = schema_for_type::<EncryptArgs>())]
     async fn priv_encrypt(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
         let a: EncryptArgs = match parse(args) {
             Ok(a) => a,

@@ -1,4 +1,4 @@
-//! `svc wallet create|fund|balance|audit`: managed wallets (Mode A, docs/wallets.md).
+//! `svc wallet create|fund|encrypt|withdraw|balance|audit|reserves`: managed wallets (Mode A, docs/wallets.md).
 
 use std::path::PathBuf;
 
@@ -17,10 +17,44 @@ pub enum WalletCommand {
         /// Where the wallet's events are POSTed (Standard Webhooks); a public http(s) URL.
         #[arg(long)]
         webhook_url: String,
-        /// The owner's ed25519 public key (base58); recorded now, required on fund-moving
-        /// requests once those exist.
+        /// The owner's ed25519 public key (base58): every fund-moving request must then be
+        /// signed by it (`--owner-key`), which the enclave checks.
         #[arg(long)]
         owner_pubkey: Option<String>,
+    },
+    /// Move tokens from the wallet's public balance into its private (encrypted) balance.
+    /// Prints the session to poll (`svc swap status`).
+    Encrypt {
+        wallet_id: String,
+        #[arg(long)]
+        mint: String,
+        /// Base units.
+        #[arg(long)]
+        amount: u64,
+        /// The owner's keypair file (Solana CLI format), for a wallet created with an owner.
+        #[arg(long)]
+        owner_key: Option<PathBuf>,
+    },
+    /// Pay out from the wallet's private balance to a public address. Checks the withdrawal
+    /// order is signed by the attested enclave for exactly this request.
+    Withdraw {
+        wallet_id: String,
+        #[arg(long)]
+        mint: String,
+        /// Base units.
+        #[arg(long)]
+        amount: u64,
+        /// The address whose token account receives the payout.
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        owner_key: Option<PathBuf>,
+    },
+    /// The enclave-signed statement of reserves of a mint; exit 1 if the pool owes more than
+    /// it holds.
+    Reserves {
+        #[arg(long)]
+        mint: String,
     },
     /// Fund the wallet from a payer: ask the relay for the transaction, check it is exactly
     /// this transfer, sign it with the payer's key and send it.
@@ -92,6 +126,44 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
                 false => println!("{signature}"),
             }
             eprintln!("sent {amount} base units of {mint} to {}", intent.to);
+        }
+        WalletCommand::Encrypt { wallet_id, mint, amount, owner_key } => {
+            let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
+            let started = client.wallet_encrypt(&wallet_id, &mint, &amount.to_string(), owner.as_ref()).await?;
+            match json {
+                true => print_json(&started),
+                false => println!("{}", started["sessionId"].as_str().unwrap_or("?")),
+            }
+        }
+        WalletCommand::Withdraw { wallet_id, mint, amount, to, owner_key } => {
+            let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
+            let done = client.wallet_withdraw(&wallet_id, &mint, &amount.to_string(), &to, owner.as_ref()).await?;
+            if json {
+                print_json(&done);
+            } else {
+                println!("queue     {}", done.queue_signature);
+                println!("callback  {} ({})", done.callback_signature, done.status);
+            }
+        }
+        WalletCommand::Reserves { mint } => {
+            let statement = client.reserves(&mint).await?;
+            let solvent = statement.solvent();
+            if json {
+                print_json(&statement);
+            } else {
+                println!(
+                    "pool {} holds {} of {}",
+                    statement.pool_token_account, statement.pool_balance, statement.mint
+                );
+                println!(
+                    "owes {} to {} wallets (book version {})",
+                    statement.liabilities, statement.wallets, statement.book_version
+                );
+            }
+            if !solvent {
+                eprintln!("the pool owes more than it holds");
+                return Ok(1);
+            }
         }
         WalletCommand::Balance { wallet_id, mints } => {
             let balances = client.wallet_balance(&wallet_id, &mints).await?;

@@ -1,14 +1,17 @@
-//! Managed wallets (Mode A, contract §2.9, §4.3, §6; DESIGN §11; docs/wallets.md), first slice:
-//! create, fund-intent, public balances, the audit log, and webhooks from a durable outbox.
+//! Managed wallets (Mode A, contract §2.9, §4.3, §6; DESIGN §11; docs/wallets.md): create,
+//! fund-intent, encrypt and withdraw over the privacy back end (`backend`, the enclave pool),
+//! private and public balances, the statement of reserves, the audit log, and webhooks from a
+//! durable outbox.
 //!
-//! A wallet's key is a sealed object the enclave makes (kind `signing-key`, as deposit owners
-//! are), so the relay holds no key to a wallet's funds. A wallet belongs to the account (key
-//! id) that made it; every route of it answers 403 to any other account. `ownerPubkey` is
-//! recorded but not yet enforced: the enclave-checked owner signatures come with the routes
-//! that move funds out of a wallet.
+//! A wallet's key is a sealed object the enclave makes (kind `managed-wallet`, with the wallet
+//! id and owner key inside), so the relay holds no key to a wallet's funds and cannot drop an
+//! owner's signature requirement. A wallet belongs to the account (key id) that made it;
+//! every route of it answers 403 to any other account.
 
+pub mod backend;
 pub mod config;
 pub mod fund;
+pub mod private;
 pub mod records;
 pub mod routes;
 pub mod webhooks;
@@ -27,6 +30,9 @@ pub fn routes() -> Router<App> {
         .route("/agents/v1/wallets", post(routes::create))
         .route("/agents/v1/wallets/{id}/fund-intent", post(routes::fund_intent))
         .route("/agents/v1/wallets/{id}/balance", get(routes::balance))
+        .route("/agents/v1/wallets/{id}/encrypt", post(routes::encrypt))
+        .route("/agents/v1/wallets/{id}/withdraw", post(routes::withdraw))
+        .route("/agents/v1/reserves", get(routes::reserves))
         .route("/agents/v1/wallets/{id}/audit", get(routes::audit))
         .route("/agents/v1/wallets/{id}/webhooks", get(routes::deliveries))
 }

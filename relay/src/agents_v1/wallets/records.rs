@@ -110,7 +110,7 @@ pub async fn record(store: &Store, wallet_id: &str, op: Operation, now_ms: i64) 
 
 /// Runs a writing transaction again when SQLite refuses to upgrade it to a writer because
 /// another connection wrote after it read (the webhook worker writes concurrently).
-async fn retried<F, Fut>(mut attempt: F) -> Result<String, RelayError>
+pub(super) async fn retried<F, Fut>(mut attempt: F) -> Result<String, RelayError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<String, StoreError>>,
@@ -124,7 +124,7 @@ where
     Err(StoreError::Corrupt("could not record a wallet operation after 32 attempts").into())
 }
 
-async fn write_operation(
+pub(super) async fn write_operation(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     wallet_id: &str,
     op: &Operation,

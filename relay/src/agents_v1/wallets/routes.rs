@@ -58,8 +58,9 @@ pub struct WalletFundIntent {
 #[serde(rename_all = "camelCase")]
 pub struct WalletBalance {
     pub mint: String,
-    /// `public` (on-chain token account, raw = base units), `unknown` (raw null: the chain did
-    /// not answer). `encrypted` is reserved for private balances (a later slice).
+    /// `encrypted` (the private balance the enclave keeps, raw = base units), `public` (the
+    /// on-chain token account, raw = base units), `unknown` (raw null: the enclave or the
+    /// chain did not answer). Each mint asked gets its `encrypted` entry, then its `public` one.
     pub state: &'static str,
     pub raw: Option<String>,
 }
@@ -94,7 +95,9 @@ pub struct WebhookDeliveryLog {
 pub struct CreateWalletBody {
     /// Where the wallet's events are POSTed (Standard Webhooks); a public http(s) URL.
     webhook_url: String,
-    /// The owner's ed25519 public key (base58). Recorded; not yet enforced (docs/wallets.md).
+    /// The owner's ed25519 public key (base58). Sealed with the wallet's key: every request
+    /// that moves the wallet's funds must then carry the owner's signature, which the enclave
+    /// checks (docs/wallets.md).
     owner_pubkey: Option<String>,
 }
 
@@ -150,11 +153,16 @@ pub async fn create(
         None => None,
     };
     let webhook_url = agents.wallets.check_url(fields.get("webhookUrl").unwrap_or_default()).await?;
-    let object = crate::enclaves::objects::create(&app.store, &app.enclaves, "signing-key").await?;
+    let wallet_id = crate::agents_v1::oneshot::new_session_id();
+    // The enclave seals the key with the wallet id and owner: it checks owner signatures
+    // against what it sealed, never against what a relay says.
+    let request = shared::privacy::NewWallet { wallet_id: wallet_id.clone(), owner_pubkey: owner_pubkey.clone() };
+    let object: shared::wire::SealedObject = crate::enclaves::objects::ask(&app.enclaves, "/wallets", &request).await?;
+    crate::enclaves::objects::insert(&app.store, &object, crate::unix_now()).await?;
     let address =
-        object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a signing key came back without its public key"))?;
+        object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a wallet key came back without its public key"))?;
     let wallet = Wallet {
-        id: crate::agents_v1::oneshot::new_session_id(),
+        id: wallet_id,
         key_id,
         address: address.clone(),
         object_id: object.id,
@@ -236,7 +244,7 @@ pub async fn fund_intent(
 }
 
 #[utoipa::path(get, path = "/agents/v1/wallets/{id}/balance", tag = "agents",
-    summary = "The wallet's balances of the given mints: public on-chain ones now (private ones in a later slice)",
+    summary = "The wallet's balances of the given mints: private (encrypted) and public, per mint",
     security(("ApiKey" = [])),
     params(("id" = String, Path, description = "The wallet id (uuid)"),
            ("mints" = String, Query, description = "Comma-separated mint addresses (at most 20)")),
@@ -271,8 +279,13 @@ pub async fn balance(
         return Err(RelayError::input(codes::INVALID_FIELD, format!("`mints` lists at most {MAX_MINTS} mints")));
     }
     let owner = Address::parse(&wallet.address).ok_or(RelayError::Internal)?;
-    let mut balances = Vec::with_capacity(mints.len());
+    let backend = super::private::backend(&app, agents);
+    let mut balances = Vec::with_capacity(2 * mints.len());
     for mint in mints {
+        // The private balance, as the enclave reads it from the sealed book.
+        let private = super::backend::PrivacyBackend::private_balance(&backend, &wallet, &mint.to_string()).await;
+        let state = if private.is_ok() { "encrypted" } else { "unknown" };
+        balances.push(WalletBalance { mint: mint.to_string(), state, raw: private.ok().map(|r| r.to_string()) });
         let raw = fund::public_balance(&agents.chain, &owner, &mint).await;
         let state = if raw.is_some() { "public" } else { "unknown" };
         balances.push(WalletBalance { mint: mint.to_string(), state, raw: raw.map(|r| r.to_string()) });
@@ -336,4 +349,171 @@ pub async fn deliveries(
     let (limit, _) = page(&query)?;
     let (messages, deliveries) = webhooks::log(&app.store, &wallet.id, limit).await?;
     Ok(Json(WebhookDeliveryLog { wallet_id: wallet.id, messages, deliveries }))
+}
+
+/// Encrypt and shield answers (contract §4.3): a session to poll.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletSessionStarted {
+    pub session_id: String,
+    /// `running`: poll `GET /agents/v1/sessions/{sessionId}`.
+    pub status: &'static str,
+    pub estimated_seconds: u64,
+}
+
+/// Withdraw answer (contract §4.3, docs/wallets.md).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletWithdrawn {
+    /// The enclave's ed25519 signature (base58) over the withdrawal order: proof of the debit.
+    pub queue_signature: String,
+    /// The payout transaction's signature (base58): find it on chain.
+    pub callback_signature: String,
+    /// `landed`, or `pending` when it had not landed within the relay's wait (it is resent
+    /// until the chain has a verdict).
+    pub status: &'static str,
+    /// The order both signatures belong to.
+    #[schema(value_type = Object)]
+    pub order: shared::privacy::WithdrawalOrder,
+}
+
+/// The encrypt request.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000"}))]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // A schema.
+pub struct EncryptBody {
+    mint: String,
+    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
+    amount: String,
+}
+
+/// The withdraw request.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
+                          "destinationPubkey": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}))]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // A schema.
+pub struct WithdrawBody {
+    mint: String,
+    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
+    amount: String,
+    destination_pubkey: String,
+}
+
+/// The owner's signature headers: all three or none (docs/wallets.md).
+fn owner_auth(headers: &HeaderMap) -> Result<Option<shared::privacy::OwnerAuth>, RelayError> {
+    use shared::privacy::{OWNER_NONCE_HEADER, OWNER_SIGNATURE_HEADER, OWNER_TIMESTAMP_HEADER};
+    let get = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or_default().to_string());
+    let bad = |what: &str| RelayError::input(codes::INVALID_FIELD, format!("the owner signature headers: {what}"));
+    match (get(OWNER_TIMESTAMP_HEADER), get(OWNER_NONCE_HEADER), get(OWNER_SIGNATURE_HEADER)) {
+        (None, None, None) => Ok(None),
+        (Some(timestamp), Some(nonce), Some(signature)) => {
+            let timestamp = timestamp.parse::<u64>().map_err(|_| bad("x-owner-timestamp is not unix seconds"))?;
+            if !shared::privacy::nonce_ok(&nonce) {
+                return Err(bad("x-owner-nonce must be 1 to 64 printable characters"));
+            }
+            if shared::b64::decode_array::<64>(&signature).is_none() {
+                return Err(bad("x-owner-signature must be base64 of 64 bytes"));
+            }
+            Ok(Some(shared::privacy::OwnerAuth { timestamp, nonce, signature }))
+        }
+        _ => Err(bad("send x-owner-timestamp, x-owner-nonce and x-owner-signature together")),
+    }
+}
+
+/// The body of a fund-moving request, read twice: here for its codes, and by the enclave, which
+/// takes its fields from the same bytes.
+fn money_fields(
+    agents: &crate::agents_v1::Agents,
+    bytes: &[u8],
+    shape: &str,
+    destination: bool,
+) -> Result<(Address, u64), RelayError> {
+    let fields = Fields::from_body(bytes, shape)?;
+    let mut required = vec!["mint", "amount"];
+    if destination {
+        required.push("destinationPubkey");
+    }
+    fields.require(&required)?;
+    let mint = fields.mint("mint")?;
+    agents.mint("mint", &mint)?;
+    let amount = fields.amount("amount")?;
+    if destination {
+        fields.pubkey("destinationPubkey")?;
+    }
+    Ok((mint, amount))
+}
+
+#[utoipa::path(post, path = "/agents/v1/wallets/{id}/encrypt", tag = "agents",
+    summary = "Move tokens from the wallet's public balance into its private (encrypted) balance: one transaction, a session to poll",
+    security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
+    request_body = EncryptBody,
+    responses((status = 200, body = WalletSessionStarted), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = "default", body = ErrorBody)))]
+pub async fn encrypt(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<WalletSessionStarted>, RelayError> {
+    let key_id = caller(&app, &headers).await?;
+    let wallet = owned(&app, &key_id, &id).await?;
+    let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
+    let agents = crate::agents_v1::agents(&app)?;
+    let (mint, amount) = money_fields(agents, &bytes, "{mint, amount}", false)?;
+    let request = super::private::wallet_request(&app, &wallet, &bytes, owner_auth(&headers)?).await?;
+    let session = super::private::start_encrypt(&app, &wallet, request, &mint.to_string(), amount).await?;
+    Ok(Json(WalletSessionStarted {
+        session_id: session.id,
+        status: "running",
+        estimated_seconds: super::private::ENCRYPT_SECONDS,
+    }))
+}
+
+#[utoipa::path(post, path = "/agents/v1/wallets/{id}/withdraw", tag = "agents",
+    summary = "Pay out from the wallet's private balance to a public address",
+    security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
+    request_body = WithdrawBody,
+    responses((status = 200, body = WalletWithdrawn), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = "default", body = ErrorBody)))]
+pub async fn withdraw(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<WalletWithdrawn>, RelayError> {
+    let key_id = caller(&app, &headers).await?;
+    let wallet = owned(&app, &key_id, &id).await?;
+    let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
+    let agents = crate::agents_v1::agents(&app)?;
+    money_fields(agents, &bytes, "{mint, amount, destinationPubkey}", true)?;
+    let request = super::private::wallet_request(&app, &wallet, &bytes, owner_auth(&headers)?).await?;
+    let (withdrawal, landed) = super::private::withdraw(&app, &wallet, request).await?;
+    Ok(Json(WalletWithdrawn {
+        queue_signature: withdrawal.order.signature.clone(),
+        callback_signature: withdrawal.payout.signature,
+        status: if landed { "landed" } else { "pending" },
+        order: withdrawal.order,
+    }))
+}
+
+#[utoipa::path(get, path = "/agents/v1/reserves", tag = "agents",
+    summary = "The enclave-signed statement of reserves of one mint: what the pool holds on chain against the private balances it owes",
+    params(("mint" = String, Query, description = "A mint the service lists")),
+    responses((status = 200, body = Object), (status = 400, body = ErrorBody), (status = 501, body = ErrorBody),
+              (status = "default", body = ErrorBody)))]
+pub async fn reserves(
+    State(app): State<App>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<shared::privacy::ReservesStatement>, RelayError> {
+    let fields = Fields::from_query(query);
+    fields.require(&["mint"])?;
+    let agents = crate::agents_v1::agents(&app)?;
+    let mint = fields.mint("mint")?;
+    agents.mint("mint", &mint)?;
+    let backend = super::private::backend(&app, agents);
+    Ok(Json(super::backend::PrivacyBackend::reserves(&backend, &mint.to_string()).await?))
 }

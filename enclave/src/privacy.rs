@@ -1,0 +1,721 @@
+//! The first privacy back end of managed wallets (DESIGN §11): a pool key only this enclave
+//! holds, and per mint a sealed book of private balances.
+//!
+//! Keys and books are sealed objects the relay stores and hands back. What keeps a relay from
+//! abusing them:
+//! - A wallet key is sealed with its wallet id and owner key; with an owner, every step that
+//!   moves funds needs the owner's signature over the exact request (method, path, body hash,
+//!   timestamp, single-use nonce), checked here against the body the relay forwarded. The
+//!   fields come from that body, so a changed destination breaks the signature.
+//! - The book is bound to its mint and pool; within a boot only the newest version this
+//!   enclave sealed is accepted; every credit names the landed transaction it credits, once.
+//! - Solvency is checked against the chain on every credit and payout: the book may owe no
+//!   more than the pool's token account holds, less payouts signed this boot that have not
+//!   landed. Payouts signed by an earlier boot are out of reach of that count, so none is
+//!   signed until they can no longer land (`payoutQuietBlocks` after the first payout
+//!   request of a boot). A relay replaying an old book across a reboot can shift balances
+//!   between wallets, never make the pool owe more than it holds (docs/wallets.md).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Mutex;
+
+use chain::Chain;
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use rand_core::{OsRng, RngCore};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use shared::address::Address;
+use shared::b64;
+use shared::privacy::{
+    self, NewWallet, OwnerAuth, PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest,
+    WithdrawalOrder,
+};
+use shared::solana::programs::TOKEN_PROGRAM;
+use shared::solana::{Message, Transaction, associated_token, token};
+use shared::wire::SealedObject;
+use zeroize::Zeroizing;
+
+use crate::custody::Custody;
+use crate::keys::EnclaveKeys;
+use crate::swap::{SwapError, Swaps};
+use crate::swap_check::ata;
+
+pub const WALLET_KIND: &str = "managed-wallet";
+pub const POOL_KIND: &str = "privacy-pool";
+pub const BOOK_KIND: &str = "privacy-book";
+/// Blocks a signed transaction stays valid (Solana's MAX_PROCESSING_AGE) and one more.
+pub const DEFAULT_QUIET_BLOCKS: u64 = 151;
+/// What the pool key must hold to pay a transaction's fee and, at most, one new token
+/// account's rent (2,039,280 lamports).
+const POOL_MIN_LAMPORTS: u64 = 2_100_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PrivacyError {
+    #[error("{0}")]
+    Swap(#[from] SwapError),
+    #[error("the request body is not what this step takes: {0}")]
+    BadBody(&'static str),
+    #[error("this wallet has an owner: the request must carry the owner's signature headers")]
+    OwnerSignatureRequired,
+    #[error("the owner's signature does not verify over this request")]
+    OwnerSignatureInvalid,
+    #[error("this owner nonce was already used")]
+    Replayed,
+    #[error("the owner's timestamp is outside the accepted window")]
+    Stale,
+    #[error("the wallet's {0} balance is too small for this amount")]
+    Insufficient(&'static str),
+    #[error("the pool would hold {free} base units against {owed} owed")]
+    ReservesShort { free: u64, owed: u128 },
+    #[error("this book is not the newest this enclave sealed; read it again")]
+    BookStale,
+    #[error("the pool key {0} holds too little SOL for fees and token-account rent; the operator funds it")]
+    PoolUnfunded(String),
+    #[error("payouts start {0} blocks after the enclave's first payout request (earlier boots' payouts must settle)")]
+    WarmingUp(u64),
+}
+
+impl PrivacyError {
+    pub fn status_and_code(&self) -> Option<(u16, &'static str)> {
+        use shared::wire::codes;
+        Some(match self {
+            PrivacyError::Swap(_) => return None,
+            PrivacyError::BadBody(_) => (400, codes::INVALID_FIELD),
+            PrivacyError::OwnerSignatureRequired => (401, codes::OWNER_SIGNATURE_REQUIRED),
+            PrivacyError::OwnerSignatureInvalid => (403, codes::OWNER_SIGNATURE_INVALID),
+            PrivacyError::Replayed => (409, codes::REPLAY_DETECTED),
+            PrivacyError::Stale => (400, codes::STALE_TIMESTAMP),
+            PrivacyError::Insufficient(_) => (409, codes::INSUFFICIENT_PRIVATE_BALANCE),
+            PrivacyError::ReservesShort { .. } => (409, codes::RESERVES_SHORT),
+            PrivacyError::BookStale => (409, codes::BOOK_STALE),
+            PrivacyError::WarmingUp(_) => (503, codes::POOL_WARMING_UP),
+            PrivacyError::PoolUnfunded(_) => (503, codes::POOL_UNFUNDED),
+        })
+    }
+}
+
+/// The pool pays every fee and rent of its transactions.
+async fn check_pool_funded(swaps: &Swaps, pool: &Pool) -> Result<(), PrivacyError> {
+    if swaps.chain().balance(&pool.address).await.map_err(chain_error)? < POOL_MIN_LAMPORTS {
+        return Err(PrivacyError::PoolUnfunded(pool.address.to_string()));
+    }
+    Ok(())
+}
+
+fn sealed() -> PrivacyError {
+    PrivacyError::Swap(SwapError::Sealed)
+}
+
+fn chain_error(e: chain::ChainError) -> PrivacyError {
+    PrivacyError::Swap(SwapError::Chain(e.to_string()))
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WalletSecret {
+    seed: String,
+    wallet_id: String,
+    owner_pubkey: Option<String>,
+}
+
+struct Wallet {
+    key: SigningKey,
+    address: Address,
+    id: String,
+    owner: Option<VerifyingKey>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PoolSecret {
+    seed: String,
+}
+
+struct Pool {
+    key: SigningKey,
+    address: Address,
+}
+
+/// The private balances of one mint (sealed; only this enclave reads it).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Book {
+    mint: String,
+    pool: String,
+    version: u64,
+    /// Wallet address → base units.
+    balances: BTreeMap<String, u64>,
+    /// Encrypt transactions already credited.
+    credited: BTreeSet<String>,
+}
+
+impl Book {
+    fn owed(&self) -> u128 {
+        self.balances.values().map(|v| u128::from(*v)).sum()
+    }
+}
+
+/// A payout this boot signed that may not have landed yet.
+struct InFlight {
+    mint: Address,
+    amount: u64,
+    signature: String,
+    last_valid_block_height: u64,
+}
+
+/// What one boot remembers: the newest book per mint, payouts in flight, owner nonces seen,
+/// and the block height at the first payout request.
+#[derive(Default)]
+struct BootState {
+    newest: HashMap<String, u64>,
+    in_flight: Vec<InFlight>,
+    nonces: HashMap<(Address, String), u64>,
+    first_payout_height: Option<u64>,
+}
+
+pub struct Privacy {
+    quiet_blocks: u64,
+    boot: Mutex<BootState>,
+}
+
+/// The request fields a step reads from the body the caller sent.
+struct Fields {
+    mint: Address,
+    amount: u64,
+    destination: Option<Address>,
+}
+
+impl Privacy {
+    pub fn new(quiet_blocks: u64) -> Self {
+        Privacy { quiet_blocks, boot: Mutex::new(BootState::default()) }
+    }
+
+    fn boot(&self) -> Result<std::sync::MutexGuard<'_, BootState>, PrivacyError> {
+        self.boot.lock().map_err(|_| sealed())
+    }
+
+    /// A new wallet key sealed with its id and owner.
+    pub fn new_wallet(custody: &Custody, request: &NewWallet) -> Result<SealedObject, PrivacyError> {
+        shared::swap::parse_uuid(&request.wallet_id).ok_or(PrivacyError::BadBody("walletId"))?;
+        if let Some(owner) = &request.owner_pubkey {
+            Address::parse(owner).ok_or(PrivacyError::BadBody("ownerPubkey"))?;
+        }
+        let key = SigningKey::generate(&mut OsRng);
+        let secret = WalletSecret {
+            seed: b64::encode(key.to_bytes()),
+            wallet_id: request.wallet_id.clone(),
+            owner_pubkey: request.owner_pubkey.clone(),
+        };
+        seal_key(custody, WALLET_KIND, &secret, &key)
+    }
+
+    /// A new pool key.
+    pub fn new_pool(custody: &Custody) -> Result<SealedObject, PrivacyError> {
+        let key = SigningKey::generate(&mut OsRng);
+        seal_key(custody, POOL_KIND, &PoolSecret { seed: b64::encode(key.to_bytes()) }, &key)
+    }
+
+    pub async fn step(
+        &self,
+        swaps: &Swaps,
+        custody: &Custody,
+        keys: &EnclaveKeys,
+        request: PrivacyRequest,
+        now: u64,
+    ) -> Result<PrivacyAnswer, PrivacyError> {
+        match request {
+            PrivacyRequest::EncryptBuild { request, pool } => {
+                let (wallet, fields) = self.authorized(custody, &request, "encrypt", now)?;
+                encrypt_build(swaps, &wallet, &open_pool(custody, &pool)?, &fields).await
+            }
+            PrivacyRequest::EncryptCredit { wallet, pool, book, mint, signature } => {
+                let wallet = open_wallet(custody, &wallet)?;
+                let pool = open_pool(custody, &pool)?;
+                let mint = Address::parse(&mint).ok_or(PrivacyError::BadBody("mint"))?;
+                let book = self.open_book(custody, book.as_deref(), &mint, &pool)?;
+                self.encrypt_credit(swaps, custody, &wallet, &pool, book, &signature).await
+            }
+            PrivacyRequest::Withdraw { request, pool, book } => {
+                let (wallet, fields) = self.authorized(custody, &request, "withdraw", now)?;
+                let pool = open_pool(custody, &pool)?;
+                let book = self.open_book(custody, book.as_deref(), &fields.mint, &pool)?;
+                self.withdraw(swaps, custody, keys, &wallet, &pool, book, &fields, now).await
+            }
+            PrivacyRequest::Balance { wallet, book } => {
+                let wallet = open_wallet(custody, &wallet)?;
+                let book = open_book_blob(custody, &book)?;
+                let held = book.balances.get(&wallet.address.to_string()).copied().unwrap_or(0);
+                Ok(PrivacyAnswer { mint: Some(book.mint), balance: Some(held.to_string()), ..Default::default() })
+            }
+            PrivacyRequest::Reserves { pool, book, mint } => {
+                let pool = open_pool(custody, &pool)?;
+                let mint = Address::parse(&mint).ok_or(PrivacyError::BadBody("mint"))?;
+                let book = self.open_book(custody, book.as_deref(), &mint, &pool)?;
+                self.reserves(swaps, keys, &pool, &book, &mint, now).await
+            }
+        }
+    }
+
+    /// Opens the wallet and reads the step's fields from the caller's body, after checking the
+    /// owner's signature when the wallet has an owner.
+    fn authorized(
+        &self,
+        custody: &Custody,
+        request: &WalletRequest,
+        op: &str,
+        now: u64,
+    ) -> Result<(Wallet, Fields), PrivacyError> {
+        let wallet = open_wallet(custody, &request.wallet)?;
+        let body = b64::decode(&request.body).map_err(|_| PrivacyError::BadBody("body"))?;
+        if let Some(owner) = &wallet.owner {
+            let auth = request.auth.as_ref().ok_or(PrivacyError::OwnerSignatureRequired)?;
+            let path = format!("/agents/v1/wallets/{}/{op}", wallet.id);
+            self.check_owner(owner, auth, &path, &body, now)?;
+        }
+        Ok((wallet, read_fields(&body, op == "withdraw")?))
+    }
+
+    fn check_owner(
+        &self,
+        owner: &VerifyingKey,
+        auth: &OwnerAuth,
+        path: &str,
+        body: &[u8],
+        now: u64,
+    ) -> Result<(), PrivacyError> {
+        if !privacy::nonce_ok(&auth.nonce) {
+            return Err(PrivacyError::OwnerSignatureInvalid);
+        }
+        let signature = b64::decode_array::<64>(&auth.signature).ok_or(PrivacyError::OwnerSignatureInvalid)?;
+        let message = privacy::owner_message("POST", path, body, auth.timestamp, &auth.nonce);
+        owner
+            .verify_strict(&message, &Signature::from_bytes(&signature))
+            .map_err(|_| PrivacyError::OwnerSignatureInvalid)?;
+        if auth.timestamp.abs_diff(now) > privacy::OWNER_WINDOW_SECS {
+            return Err(PrivacyError::Stale);
+        }
+        let mut boot = self.boot()?;
+        // Nonces are kept while their timestamp is inside the window; older ones are refused
+        // as stale anyway.
+        boot.nonces.retain(|_, at| at.abs_diff(now) <= privacy::OWNER_WINDOW_SECS);
+        let owner_address = Address(owner.to_bytes());
+        if boot.nonces.insert((owner_address, auth.nonce.clone()), auth.timestamp).is_some() {
+            return Err(PrivacyError::Replayed);
+        }
+        Ok(())
+    }
+
+    /// The mint's book (a new empty one when there is none yet), bound to `mint` and `pool`,
+    /// and not older than the newest this boot sealed.
+    fn open_book(
+        &self,
+        custody: &Custody,
+        blob: Option<&str>,
+        mint: &Address,
+        pool: &Pool,
+    ) -> Result<Book, PrivacyError> {
+        let newest = self.boot()?.newest.get(&mint.to_string()).copied();
+        let book = match blob {
+            Some(blob) => open_book_blob(custody, blob)?,
+            None => Book {
+                mint: mint.to_string(),
+                pool: pool.address.to_string(),
+                version: 0,
+                balances: BTreeMap::new(),
+                credited: BTreeSet::new(),
+            },
+        };
+        if book.mint != mint.to_string() || book.pool != pool.address.to_string() {
+            return Err(sealed());
+        }
+        if newest.is_some_and(|n| book.version < n) {
+            return Err(PrivacyError::BookStale);
+        }
+        Ok(book)
+    }
+
+    fn seal_book(&self, custody: &Custody, mut book: Book) -> Result<(SealedBook, Book), PrivacyError> {
+        let mut boot = self.boot()?;
+        let newest = boot.newest.get(&book.mint).copied().unwrap_or(0);
+        book.version = book.version.max(newest) + 1;
+        let plaintext = Zeroizing::new(serde_json::to_vec(&book).map_err(|_| sealed())?);
+        let (_, blob) = custody.seal_new(BOOK_KIND, &plaintext).map_err(|_| sealed())?;
+        boot.newest.insert(book.mint.clone(), book.version);
+        Ok((SealedBook { blob, version: book.version }, book))
+    }
+
+    /// What the pool's token account holds less payouts of this boot still in flight.
+    async fn free_reserves(&self, swaps: &Swaps, pool: &Pool, mint: &Address) -> Result<u64, PrivacyError> {
+        let chain = swaps.chain();
+        let held = chain.token_balance(&ata(&pool.address, mint)).await.map_err(chain_error)?.unwrap_or(0);
+        let flights: Vec<(String, u64, u64)> = {
+            let boot = self.boot()?;
+            boot.in_flight
+                .iter()
+                .filter(|f| f.mint == *mint)
+                .map(|f| (f.signature.clone(), f.amount, f.last_valid_block_height))
+                .collect()
+        };
+        if flights.is_empty() {
+            return Ok(held);
+        }
+        let signatures: Vec<String> = flights.iter().map(|f| f.0.clone()).collect();
+        let statuses = chain.signature_statuses(&signatures).await.map_err(chain_error)?;
+        let height = chain.block_height().await.map_err(chain_error)?;
+        let mut pending = 0u64;
+        let mut settled = Vec::new();
+        for ((signature, amount, valid_until), status) in flights.into_iter().zip(statuses) {
+            match status {
+                // Landed (its amount already left the balance read above, or it failed).
+                Some(_) => settled.push(signature),
+                None if height > valid_until => settled.push(signature),
+                None => pending = pending.saturating_add(amount),
+            }
+        }
+        self.boot()?.in_flight.retain(|f| !settled.contains(&f.signature));
+        Ok(held.saturating_sub(pending))
+    }
+
+    async fn encrypt_credit(
+        &self,
+        swaps: &Swaps,
+        custody: &Custody,
+        wallet: &Wallet,
+        pool: &Pool,
+        mut book: Book,
+        signature: &str,
+    ) -> Result<PrivacyAnswer, PrivacyError> {
+        let mint = Address::parse(&book.mint).ok_or_else(sealed)?;
+        if book.credited.contains(signature) {
+            return Err(PrivacyError::Swap(SwapError::NothingToDo("this transaction was already credited")));
+        }
+        let landed =
+            swaps.chain().transaction(signature).await.map_err(chain_error)?.ok_or(SwapError::FundingNotFound)?;
+        let meta = landed
+            .meta
+            .as_ref()
+            .filter(|m| m.err.is_none())
+            .ok_or(SwapError::NothingToDo("the encrypt transaction failed"))?;
+        let tx =
+            Transaction::parse(&landed.transaction).map_err(|_| SwapError::Chain("unparseable transaction".into()))?;
+        if tx.message.fee_payer() != Some(&pool.address) {
+            return Err(SwapError::NothingToDo("that transaction is not a pool transaction").into());
+        }
+        // What the wallet's token account lost and the pool's gained, as the chain recorded.
+        let delta = |account: &Address| {
+            let of = |list: &[chain::TokenBalance]| {
+                list.iter()
+                    .find(|b| landed.account_keys.get(b.account_index) == Some(account) && b.mint == mint)
+                    .map_or(0i128, |b| i128::from(b.amount))
+            };
+            of(&meta.post_token_balances) - of(&meta.pre_token_balances)
+        };
+        let gained = delta(&ata(&pool.address, &mint));
+        let lost = -delta(&ata(&wallet.address, &mint));
+        if gained <= 0 || lost != gained {
+            return Err(
+                SwapError::NothingToDo("that transaction did not move this wallet's tokens into the pool").into()
+            );
+        }
+        let amount = u64::try_from(gained).map_err(|_| sealed())?;
+        let entry = book.balances.entry(wallet.address.to_string()).or_insert(0);
+        *entry = entry.checked_add(amount).ok_or(PrivacyError::ReservesShort { free: 0, owed: u128::MAX })?;
+        let balance = *entry;
+        book.credited.insert(signature.to_string());
+        let free = self.free_reserves(swaps, pool, &mint).await?;
+        if book.owed() > u128::from(free) {
+            return Err(PrivacyError::ReservesShort { free, owed: book.owed() });
+        }
+        let (sealed_book, _) = self.seal_book(custody, book)?;
+        Ok(PrivacyAnswer {
+            mint: Some(mint.to_string()),
+            amount: Some(amount.to_string()),
+            book: Some(sealed_book),
+            balance: Some(balance.to_string()),
+            ..Default::default()
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn withdraw(
+        &self,
+        swaps: &Swaps,
+        custody: &Custody,
+        keys: &EnclaveKeys,
+        wallet: &Wallet,
+        pool: &Pool,
+        mut book: Book,
+        fields: &Fields,
+        now: u64,
+    ) -> Result<PrivacyAnswer, PrivacyError> {
+        let destination = fields.destination.ok_or(PrivacyError::BadBody("destinationPubkey"))?;
+        let chain = swaps.chain();
+        let height = chain.block_height().await.map_err(chain_error)?;
+        let first = *self.boot()?.first_payout_height.get_or_insert(height);
+        if height < first + self.quiet_blocks {
+            return Err(PrivacyError::WarmingUp(first + self.quiet_blocks - height));
+        }
+        let key = wallet.address.to_string();
+        let held = book.balances.get(&key).copied().unwrap_or(0);
+        let left = held.checked_sub(fields.amount).ok_or(PrivacyError::Insufficient("private"))?;
+        if left == 0 {
+            book.balances.remove(&key);
+        } else {
+            book.balances.insert(key, left);
+        }
+        let free = self.free_reserves(swaps, pool, &fields.mint).await?;
+        // After the payout the pool holds `free - amount`; the book must owe no more.
+        if book.owed() + u128::from(fields.amount) > u128::from(free) {
+            return Err(PrivacyError::ReservesShort { free, owed: book.owed() + u128::from(fields.amount) });
+        }
+        check_pool_funded(swaps, pool).await?;
+        let decimals = swaps.decimals(&fields.mint).await?;
+        let destination_account = ata(&destination, &fields.mint);
+        let ixs = vec![
+            associated_token::create_idempotent(&pool.address, &destination, &fields.mint, &TOKEN_PROGRAM),
+            token::transfer_checked(
+                &ata(&pool.address, &fields.mint),
+                &fields.mint,
+                &destination_account,
+                &pool.address,
+                fields.amount,
+                decimals,
+            ),
+        ];
+        let blockhash = chain.latest_blockhash().await.map_err(chain_error)?;
+        let message = Message::compile(&pool.address, &ixs, blockhash.blockhash).map_err(|_| sealed())?;
+        let mut tx = Transaction::new_unsigned(message);
+        tx.sign(&[&pool.key]).map_err(|_| sealed())?;
+        let payout_signature = tx.id();
+        let (sealed_book, book) = self.seal_book(custody, book)?;
+        self.boot()?.in_flight.push(InFlight {
+            mint: fields.mint,
+            amount: fields.amount,
+            signature: payout_signature.clone(),
+            last_valid_block_height: blockhash.last_valid_block_height,
+        });
+        let mut id = [0u8; 16];
+        OsRng.fill_bytes(&mut id);
+        let mut order = WithdrawalOrder {
+            order_id: shared::swap::format_uuid(&id),
+            wallet_id: wallet.id.clone(),
+            wallet: wallet.address.to_string(),
+            mint: fields.mint.to_string(),
+            amount: fields.amount.to_string(),
+            destination: destination.to_string(),
+            book_version: book.version,
+            payout_signature: payout_signature.clone(),
+            issued_at: now,
+            enclave_pubkey: b64::encode(keys.enclave_public()),
+            signature: String::new(),
+        };
+        order.signature = privacy::signature_text(&keys.signer().sign(&order.message()).to_bytes());
+        Ok(PrivacyAnswer {
+            transaction: Some(b64::encode(tx.serialize())),
+            signature: Some(payout_signature),
+            last_valid_block_height: Some(blockhash.last_valid_block_height),
+            mint: Some(fields.mint.to_string()),
+            amount: Some(fields.amount.to_string()),
+            book: Some(sealed_book),
+            balance: Some(left.to_string()),
+            order: Some(order),
+            reserves: None,
+        })
+    }
+
+    async fn reserves(
+        &self,
+        swaps: &Swaps,
+        keys: &EnclaveKeys,
+        pool: &Pool,
+        book: &Book,
+        mint: &Address,
+        now: u64,
+    ) -> Result<PrivacyAnswer, PrivacyError> {
+        let chain = swaps.chain();
+        let pool_account = ata(&pool.address, mint);
+        let height = chain.block_height().await.map_err(chain_error)?;
+        let held = chain.token_balance(&pool_account).await.map_err(chain_error)?.unwrap_or(0);
+        let mut statement = ReservesStatement {
+            mint: mint.to_string(),
+            pool: pool.address.to_string(),
+            pool_token_account: pool_account.to_string(),
+            pool_balance: held.to_string(),
+            liabilities: book.owed().to_string(),
+            wallets: book.balances.values().filter(|v| **v > 0).count() as u64,
+            book_version: book.version,
+            block_height: height,
+            issued_at: now,
+            enclave_pubkey: b64::encode(keys.enclave_public()),
+            signature: String::new(),
+        };
+        statement.signature = privacy::signature_text(&keys.signer().sign(&statement.message()).to_bytes());
+        Ok(PrivacyAnswer { reserves: Some(statement), ..Default::default() })
+    }
+}
+
+/// The encrypt transaction: the pool pays the fee and creates its token account when needed;
+/// the wallet's whole `amount` moves into it. Signed by both keys.
+async fn encrypt_build(
+    swaps: &Swaps,
+    wallet: &Wallet,
+    pool: &Pool,
+    fields: &Fields,
+) -> Result<PrivacyAnswer, PrivacyError> {
+    check_pool_funded(swaps, pool).await?;
+    let chain = swaps.chain();
+    let source = ata(&wallet.address, &fields.mint);
+    let held = chain.token_balance(&source).await.map_err(chain_error)?.unwrap_or(0);
+    if held < fields.amount {
+        return Err(PrivacyError::Insufficient("public"));
+    }
+    let decimals = swaps.decimals(&fields.mint).await?;
+    let ixs = vec![
+        associated_token::create_idempotent(&pool.address, &pool.address, &fields.mint, &TOKEN_PROGRAM),
+        token::transfer_checked(
+            &source,
+            &fields.mint,
+            &ata(&pool.address, &fields.mint),
+            &wallet.address,
+            fields.amount,
+            decimals,
+        ),
+    ];
+    let blockhash = chain.latest_blockhash().await.map_err(chain_error)?;
+    let message = Message::compile(&pool.address, &ixs, blockhash.blockhash).map_err(|_| sealed())?;
+    let mut tx = Transaction::new_unsigned(message);
+    tx.sign(&[&pool.key, &wallet.key]).map_err(|_| sealed())?;
+    Ok(PrivacyAnswer {
+        transaction: Some(b64::encode(tx.serialize())),
+        signature: Some(tx.id()),
+        last_valid_block_height: Some(blockhash.last_valid_block_height),
+        mint: Some(fields.mint.to_string()),
+        amount: Some(fields.amount.to_string()),
+        ..Default::default()
+    })
+}
+
+/// `{mint, amount}` (and `destinationPubkey` for a withdrawal) from the caller's JSON body;
+/// `amount` is base units as a string.
+fn read_fields(body: &[u8], with_destination: bool) -> Result<Fields, PrivacyError> {
+    let value: Value = serde_json::from_slice(body).map_err(|_| PrivacyError::BadBody("not a JSON object"))?;
+    let text = |name: &'static str| value.get(name).and_then(Value::as_str).ok_or(PrivacyError::BadBody(name));
+    let mint = Address::parse(text("mint")?).ok_or(PrivacyError::BadBody("mint"))?;
+    let amount =
+        shared::swap::parse_amount(text("amount")?).filter(|a| *a > 0).ok_or(PrivacyError::BadBody("amount"))?;
+    let destination = match with_destination {
+        true => Some(Address::parse(text("destinationPubkey")?).ok_or(PrivacyError::BadBody("destinationPubkey"))?),
+        false => None,
+    };
+    Ok(Fields { mint, amount, destination })
+}
+
+fn seal_key<T: Serialize>(
+    custody: &Custody,
+    kind: &str,
+    secret: &T,
+    key: &SigningKey,
+) -> Result<SealedObject, PrivacyError> {
+    let plaintext = Zeroizing::new(serde_json::to_vec(secret).map_err(|_| sealed())?);
+    let (id, blob) = custody.seal_new(kind, &plaintext).map_err(|_| sealed())?;
+    Ok(SealedObject {
+        id: hex::encode(id),
+        kind: kind.into(),
+        version: 1,
+        blob,
+        public_key: Some(Address(key.verifying_key().to_bytes()).to_string()),
+    })
+}
+
+fn seed_key(seed: &str) -> Result<SigningKey, PrivacyError> {
+    let seed = Zeroizing::new(b64::decode_array::<32>(seed).ok_or_else(sealed)?);
+    Ok(SigningKey::from_bytes(&seed))
+}
+
+fn open_wallet(custody: &Custody, blob: &str) -> Result<Wallet, PrivacyError> {
+    let (_, plaintext) = custody.open_kind(blob, WALLET_KIND).map_err(|_| sealed())?;
+    let secret: WalletSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
+    let key = seed_key(&secret.seed)?;
+    let owner = match &secret.owner_pubkey {
+        Some(text) => {
+            let bytes = Address::parse(text).ok_or_else(sealed)?.0;
+            Some(VerifyingKey::from_bytes(&bytes).map_err(|_| sealed())?)
+        }
+        None => None,
+    };
+    Ok(Wallet { address: Address(key.verifying_key().to_bytes()), key, id: secret.wallet_id, owner })
+}
+
+fn open_pool(custody: &Custody, blob: &str) -> Result<Pool, PrivacyError> {
+    let (_, plaintext) = custody.open_kind(blob, POOL_KIND).map_err(|_| sealed())?;
+    let secret: PoolSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
+    let key = seed_key(&secret.seed)?;
+    Ok(Pool { address: Address(key.verifying_key().to_bytes()), key })
+}
+
+fn open_book_blob(custody: &Custody, blob: &str) -> Result<Book, PrivacyError> {
+    let (_, plaintext) = custody.open_kind(blob, BOOK_KIND).map_err(|_| sealed())?;
+    serde_json::from_slice(&plaintext).map_err(|_| sealed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_come_from_the_body_and_are_strict() {
+        let mint = Address([3; 32]).to_string();
+        let body = format!(r#"{{"mint":"{mint}","amount":"25","destinationPubkey":"{mint}"}}"#);
+        let f = read_fields(body.as_bytes(), true).unwrap();
+        assert_eq!(
+            (f.mint.to_string(), f.amount, f.destination.map(|d| d.to_string())),
+            (mint.clone(), 25, Some(mint.clone()))
+        );
+        for bad in [
+            format!(r#"{{"mint":"{mint}","amount":25}}"#),
+            format!(r#"{{"mint":"{mint}","amount":"025"}}"#),
+            format!(r#"{{"mint":"{mint}","amount":"0"}}"#),
+            r#"{"mint":"x","amount":"1"}"#.to_string(),
+            "[]".to_string(),
+        ] {
+            assert!(read_fields(bad.as_bytes(), false).is_err(), "{bad}");
+        }
+        let no_destination = format!(r#"{{"mint":"{mint}","amount":"1"}}"#);
+        assert!(read_fields(no_destination.as_bytes(), true).is_err());
+    }
+
+    #[test]
+    fn owner_checks_refuse_wrong_replayed_and_stale() {
+        let pool = Privacy::new(0);
+        let owner = SigningKey::from_bytes(&[9; 32]);
+        let path = "/agents/v1/wallets/w/withdraw";
+        let body = br#"{"mint":"m"}"#;
+        let now = 1_800_000_000;
+        let auth = |ts: u64, nonce: &str, key: &SigningKey, body: &[u8]| OwnerAuth {
+            timestamp: ts,
+            nonce: nonce.into(),
+            signature: b64::encode(key.sign(&shared::privacy::owner_message("POST", path, body, ts, nonce)).to_bytes()),
+        };
+        let vk = owner.verifying_key();
+        assert!(pool.check_owner(&vk, &auth(now, "a", &owner, body), path, body, now).is_ok());
+        assert!(matches!(
+            pool.check_owner(&vk, &auth(now, "a", &owner, body), path, body, now),
+            Err(PrivacyError::Replayed)
+        ));
+        let other = SigningKey::from_bytes(&[8; 32]);
+        assert!(matches!(
+            pool.check_owner(&vk, &auth(now, "b", &other, body), path, body, now),
+            Err(PrivacyError::OwnerSignatureInvalid)
+        ));
+        // Signed over one body, presented with another (a relay changing a field).
+        assert!(matches!(
+            pool.check_owner(&vk, &auth(now, "c", &owner, body), path, br#"{"mint":"n"}"#, now),
+            Err(PrivacyError::OwnerSignatureInvalid)
+        ));
+        let old = now - privacy::OWNER_WINDOW_SECS - 1;
+        assert!(matches!(
+            pool.check_owner(&vk, &auth(old, "d", &owner, body), path, body, now),
+            Err(PrivacyError::Stale)
+        ));
+    }
+}

@@ -1,0 +1,313 @@
+//! The privacy back end of managed wallets behind one trait (DESIGN §11). The first back end is
+//! the enclave pool: a pool key and per-mint books of private balances, all sealed by the
+//! enclave; the relay stores them and cannot read them. A back end of another shape (an MPC or
+//! ZK pool) would implement the same four operations.
+
+use serde_json::json;
+use shared::privacy::{PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest, WithdrawalOrder};
+use shared::wire::{SealedObject, codes};
+use sqlx::Row;
+
+use super::records::{self, Operation, Wallet};
+use crate::enclaves::EnclavePool;
+use crate::enclaves::objects::{self, ask};
+use crate::error::RelayError;
+use crate::store::{Store, StoreError, is_unique_violation};
+
+/// A signed transaction to send (its bytes, signature and last valid block height).
+#[derive(Debug, Clone)]
+pub struct SignedTx {
+    pub transaction: String,
+    pub signature: String,
+    pub last_valid_block_height: u64,
+}
+
+/// A withdrawal the back end debited, recorded with its payout before anything sends it.
+#[derive(Debug, Clone)]
+pub struct Withdrawal {
+    pub order: WithdrawalOrder,
+    pub payout: SignedTx,
+}
+
+/// The back end's operations. Each moves or reads one wallet's private balance of one mint;
+/// the caller's exact body and owner signature go through untouched.
+#[allow(async_fn_in_trait)] // Static dispatch only: one back end per relay.
+pub trait PrivacyBackend {
+    /// The transaction that moves `{mint, amount}` from the wallet's public token account into
+    /// the back end; the balance is credited by [`PrivacyBackend::credit`] once it landed.
+    async fn encrypt(&self, wallet: &Wallet, request: WalletRequest) -> Result<SignedTx, RelayError>;
+    /// Credits a landed encrypt transaction, writing the operation's audit entry (`details`)
+    /// with it; the wallet's new private balance, or None when it was credited already.
+    async fn credit(
+        &self,
+        wallet: &Wallet,
+        mint: &str,
+        signature: &str,
+        details: serde_json::Value,
+    ) -> Result<Option<u64>, RelayError>;
+    /// Debits `{mint, amount, destinationPubkey}` and records the payout (and the operation's
+    /// audit entry and event) before returning it to be sent.
+    async fn withdraw(&self, wallet: &Wallet, request: WalletRequest, now_ms: i64) -> Result<Withdrawal, RelayError>;
+    /// The wallet's private balance of `mint` (0 when it has none).
+    async fn private_balance(&self, wallet: &Wallet, mint: &str) -> Result<u64, RelayError>;
+    /// A signed statement of what the back end holds and owes in `mint`.
+    async fn reserves(&self, mint: &str) -> Result<ReservesStatement, RelayError>;
+}
+
+/// The enclave pool.
+pub struct EnclavePoolBackend<'a> {
+    pub store: &'a Store,
+    pub enclaves: &'a EnclavePool,
+    /// Serializes this relay's book updates (other relays are kept out by compare and set).
+    pub books_lock: &'a tokio::sync::Mutex<()>,
+}
+
+/// How often an operation is redone after another wrote the book first.
+const BOOK_RETRIES: usize = 8;
+
+impl EnclavePoolBackend<'_> {
+    async fn step(&self, request: &PrivacyRequest) -> Result<PrivacyAnswer, RelayError> {
+        ask(self.enclaves, "/privacy/step", request).await
+    }
+
+    async fn blob(&self, object_id: &str) -> Result<String, RelayError> {
+        Ok(objects::load(self.store, object_id).await?.ok_or(RelayError::Internal)?.blob)
+    }
+
+    /// The pool key's sealed object, made by the enclave the first time any relay asks.
+    pub async fn pool(&self) -> Result<SealedObject, RelayError> {
+        if let Some(id) = pool_object_id(self.store).await? {
+            return objects::load(self.store, &id).await?.ok_or(RelayError::Internal);
+        }
+        let object: SealedObject = ask(self.enclaves, "/privacy/pool", &json!({})).await?;
+        let address = object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a pool key without its address"))?;
+        objects::insert(self.store, &object, crate::unix_now()).await?;
+        let inserted =
+            sqlx::query("INSERT INTO privacy_pool (id, object_id, address, created_at) VALUES (1, $1, $2, $3)")
+                .bind(&object.id)
+                .bind(&address)
+                .bind(crate::unix_now())
+                .execute(self.store.pool())
+                .await;
+        match inserted.map_err(StoreError::from) {
+            Ok(_) => Ok(object),
+            // Another relay made one first: use it (the object made here is never used).
+            Err(e) if is_unique_violation(&e) => {
+                let id = pool_object_id(self.store).await?.ok_or(RelayError::Internal)?;
+                objects::load(self.store, &id).await?.ok_or(RelayError::Internal)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// One attempt at changing the mint's book: the enclave's answer over the newest stored
+    /// book, and an open database transaction in which its new book replaced that one (compare
+    /// and set), for the caller to add its rows to and commit. None when another relay wrote
+    /// first or the enclave has a newer book: read again.
+    async fn book_step(
+        &self,
+        mint: &str,
+        request_for: impl Fn(Option<String>) -> PrivacyRequest,
+    ) -> Result<Option<(PrivacyAnswer, sqlx::Transaction<'static, sqlx::Any>)>, RelayError> {
+        let held = book(self.store, mint).await?;
+        let answer = match self.step(&request_for(held.as_ref().map(|b| b.blob.clone()))).await {
+            Err(RelayError::Enclave { code, .. }) if code == codes::BOOK_STALE => return Ok(None),
+            other => other?,
+        };
+        let new = answer.book.clone().ok_or(RelayError::EnclaveAnswer("the enclave's answer lacks its book"))?;
+        let mut tx = self.store.begin().await?;
+        let now = crate::unix_now();
+        let replaced = match &held {
+            Some(old) => sqlx::query(
+                "UPDATE privacy_books SET version = $1, blob = $2, updated_at = $3 WHERE mint = $4 AND version = $5",
+            )
+            .bind(new.version as i64)
+            .bind(&new.blob)
+            .bind(now)
+            .bind(mint)
+            .bind(old.version as i64)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?
+            .rows_affected()
+                == 1,
+            None => {
+                let inserted =
+                    sqlx::query("INSERT INTO privacy_books (mint, version, blob, updated_at) VALUES ($1, $2, $3, $4)")
+                        .bind(mint)
+                        .bind(new.version as i64)
+                        .bind(&new.blob)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await;
+                match inserted.map_err(StoreError::from) {
+                    Ok(_) => true,
+                    Err(e) if is_unique_violation(&e) => false,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        Ok(replaced.then_some((answer, tx)))
+    }
+}
+
+impl PrivacyBackend for EnclavePoolBackend<'_> {
+    // The enclave signs for the wallet whose sealed key `request` carries.
+    async fn encrypt(&self, _wallet: &Wallet, request: WalletRequest) -> Result<SignedTx, RelayError> {
+        let pool = self.pool().await?.blob;
+        signed(&self.step(&PrivacyRequest::EncryptBuild { request, pool }).await?)
+    }
+
+    async fn credit(
+        &self,
+        wallet: &Wallet,
+        mint: &str,
+        signature: &str,
+        details: serde_json::Value,
+    ) -> Result<Option<u64>, RelayError> {
+        let pool = self.pool().await?.blob;
+        let wallet_blob = self.blob(&wallet.object_id).await?;
+        let request_for = |book| PrivacyRequest::EncryptCredit {
+            wallet: wallet_blob.clone(),
+            pool: pool.clone(),
+            book,
+            mint: mint.to_string(),
+            signature: signature.to_string(),
+        };
+        let _serial = self.books_lock.lock().await;
+        for _ in 0..BOOK_RETRIES {
+            let (answer, mut tx) = match self.book_step(mint, &request_for).await {
+                Ok(Some(step)) => step,
+                Ok(None) => continue,
+                // Credited by an earlier attempt whose answer this relay did not see through.
+                Err(RelayError::Enclave { code, message, .. })
+                    if code == codes::NOTHING_TO_DO && message.contains("already credited") =>
+                {
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            };
+            let op = Operation { kind: "encrypt", event_type: "wallet.encrypt", data: details.clone() };
+            records::write_operation(&mut tx, &wallet.id, &op, super::now_ms()).await?;
+            tx.commit().await.map_err(StoreError::from)?;
+            crate::failpoint::hit("privacy:credit:stored");
+            return Ok(answer.balance.and_then(|b| b.parse().ok()));
+        }
+        Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
+    }
+
+    async fn withdraw(&self, wallet: &Wallet, request: WalletRequest, now_ms: i64) -> Result<Withdrawal, RelayError> {
+        let pool = self.pool().await?.blob;
+        let fields: serde_json::Value = serde_json::from_slice(&shared::b64::decode(&request.body).unwrap_or_default())
+            .map_err(|_| RelayError::input(codes::BAD_REQUEST, "the body is not a JSON object"))?;
+        let asked = |name: &str| fields[name].as_str().unwrap_or_default().to_string();
+        let mint = asked("mint");
+        let request_for = |book| PrivacyRequest::Withdraw { request: request.clone(), pool: pool.clone(), book };
+        let _serial = self.books_lock.lock().await;
+        for _ in 0..BOOK_RETRIES {
+            let Some((answer, mut tx)) = self.book_step(&mint, &request_for).await? else { continue };
+            let order = answer.order.clone().ok_or(RelayError::EnclaveAnswer("the withdraw answer lacks its order"))?;
+            // What the enclave signed must be what was asked, by this wallet.
+            if order.verify().is_err()
+                || order.wallet != wallet.address
+                || order.wallet_id != wallet.id
+                || order.mint != mint
+                || order.amount != asked("amount")
+                || order.destination != asked("destinationPubkey")
+                || Some(&order.payout_signature) != answer.signature.as_ref()
+            {
+                return Err(RelayError::EnclaveAnswer("the enclave's withdrawal order does not match the request"));
+            }
+            let payout = signed(&answer)?;
+            let now = crate::unix_now();
+            sqlx::query(
+                "INSERT INTO wallet_withdrawals (order_id, wallet_id, mint, amount, destination, order_json, payout_tx, \
+                 payout_sig, last_valid_height, state, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $10)",
+            )
+            .bind(&order.order_id)
+            .bind(&wallet.id)
+            .bind(&order.mint)
+            .bind(&order.amount)
+            .bind(&order.destination)
+            .bind(serde_json::to_string(&order).map_err(|_| RelayError::Internal)?)
+            .bind(&payout.transaction)
+            .bind(&payout.signature)
+            .bind(payout.last_valid_block_height as i64)
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+            let data = json!({"walletId": wallet.id, "orderId": order.order_id, "mint": order.mint,
+                              "amount": order.amount, "destinationPubkey": order.destination,
+                              "queueSignature": order.signature, "callbackSignature": order.payout_signature});
+            let op = Operation { kind: "withdraw", event_type: "wallet.withdraw", data };
+            records::write_operation(&mut tx, &wallet.id, &op, now_ms).await?;
+            tx.commit().await.map_err(StoreError::from)?;
+            return Ok(Withdrawal { order, payout });
+        }
+        Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
+    }
+
+    async fn private_balance(&self, wallet: &Wallet, mint: &str) -> Result<u64, RelayError> {
+        let Some(book) = book(self.store, mint).await? else { return Ok(0) };
+        let request = PrivacyRequest::Balance { wallet: self.blob(&wallet.object_id).await?, book: book.blob };
+        let answer = self.step(&request).await?;
+        answer
+            .balance
+            .and_then(|b| b.parse().ok())
+            .ok_or(RelayError::EnclaveAnswer("a balance answer without its balance"))
+    }
+
+    async fn reserves(&self, mint: &str) -> Result<ReservesStatement, RelayError> {
+        let pool = self.pool().await?.blob;
+        let book = book(self.store, mint).await?.map(|b| b.blob);
+        let answer = self.step(&PrivacyRequest::Reserves { pool, book, mint: mint.to_string() }).await?;
+        let statement = answer.reserves.ok_or(RelayError::EnclaveAnswer("a reserves answer without its statement"))?;
+        if statement.verify().is_err() || statement.mint != mint {
+            return Err(RelayError::EnclaveAnswer("the enclave's statement of reserves does not verify"));
+        }
+        Ok(statement)
+    }
+}
+
+fn signed(answer: &PrivacyAnswer) -> Result<SignedTx, RelayError> {
+    match (&answer.transaction, &answer.signature, answer.last_valid_block_height) {
+        (Some(transaction), Some(signature), Some(height)) => Ok(SignedTx {
+            transaction: transaction.clone(),
+            signature: signature.clone(),
+            last_valid_block_height: height,
+        }),
+        _ => Err(RelayError::EnclaveAnswer("the enclave's answer lacks its transaction")),
+    }
+}
+
+async fn pool_object_id(store: &Store) -> Result<Option<String>, RelayError> {
+    let row = sqlx::query("SELECT object_id FROM privacy_pool WHERE id = 1")
+        .fetch_optional(store.pool())
+        .await
+        .map_err(StoreError::from)?;
+    Ok(row.map(|r| r.try_get::<String, _>("object_id")).transpose().map_err(StoreError::from)?)
+}
+
+/// The pool's address, once made.
+pub async fn pool_address(store: &Store) -> Result<Option<String>, RelayError> {
+    let row = sqlx::query("SELECT address FROM privacy_pool WHERE id = 1")
+        .fetch_optional(store.pool())
+        .await
+        .map_err(StoreError::from)?;
+    Ok(row.map(|r| r.try_get::<String, _>("address")).transpose().map_err(StoreError::from)?)
+}
+
+/// The mint's stored book, if any.
+pub async fn book(store: &Store, mint: &str) -> Result<Option<SealedBook>, RelayError> {
+    let row = sqlx::query("SELECT version, blob FROM privacy_books WHERE mint = $1")
+        .bind(mint)
+        .fetch_optional(store.pool())
+        .await
+        .map_err(StoreError::from)?;
+    let Some(row) = row else { return Ok(None) };
+    let version: i64 = row.try_get("version").map_err(StoreError::from)?;
+    let blob: String = row.try_get("blob").map_err(StoreError::from)?;
+    Ok(Some(SealedBook { blob, version: version as u64 }))
+}

@@ -1,0 +1,212 @@
+//! Encrypt and withdraw as the relay runs them over the privacy back end (docs/wallets.md).
+//!
+//! - Encrypt is a session of mode `encrypt`: the enclave checks the owner's signature and signs
+//!   the transaction at once (in the request), the session records it before anything sends
+//!   it, the session worker lands it and then has it credited. A transaction that cannot land
+//!   fails the session; the tokens never left the wallet, and a new request (a new owner
+//!   signature) starts again.
+//! - Withdraw is answered in the request: the debit, the order and the payout are stored in one
+//!   database transaction before the payout is sent; the payout worker resends pending payouts
+//!   until the chain has a verdict.
+
+use std::time::Duration;
+
+use chain::{Chain, ChainError, Commitment, Confirmation};
+use serde_json::json;
+use shared::privacy::{OwnerAuth, WalletRequest};
+use sqlx::Row;
+
+use super::backend::{EnclavePoolBackend, PrivacyBackend, SignedTx, Withdrawal};
+use super::records::{self, Wallet};
+use crate::agents_v1::sessions::{self, Pending, Session, state};
+use crate::agents_v1::{Agents, agents};
+use crate::error::RelayError;
+use crate::state::App;
+use crate::store::StoreError;
+
+pub const MODE_ENCRYPT: &str = "encrypt";
+pub const KIND_ENCRYPT: &str = "encrypt";
+/// What `estimatedSeconds` says for an encrypt (one transaction).
+pub const ENCRYPT_SECONDS: u64 = 10;
+/// How often the payout worker looks for pending payouts.
+const PAYOUT_POLL: Duration = Duration::from_secs(2);
+
+pub fn backend<'a>(app: &'a App, agents: &'a Agents) -> EnclavePoolBackend<'a> {
+    EnclavePoolBackend { store: &app.store, enclaves: &app.enclaves, books_lock: &agents.books }
+}
+
+/// The request as the enclave takes it: the wallet's sealed key, the caller's exact body and
+/// the owner's signature headers, if sent.
+pub async fn wallet_request(
+    app: &App,
+    wallet: &Wallet,
+    body: &[u8],
+    auth: Option<OwnerAuth>,
+) -> Result<WalletRequest, RelayError> {
+    let object = crate::enclaves::objects::load(&app.store, &wallet.object_id).await?.ok_or(RelayError::Internal)?;
+    Ok(WalletRequest { wallet: object.blob, body: shared::b64::encode(body), auth })
+}
+
+/// Starts an encrypt: the signed transaction recorded on a new session, which the worker sends.
+pub async fn start_encrypt(
+    app: &App,
+    wallet: &Wallet,
+    request: WalletRequest,
+    mint: &str,
+    amount: u64,
+) -> Result<Session, RelayError> {
+    let agents = agents(app)?;
+    let signed: SignedTx = backend(app, agents).encrypt(wallet, request).await?;
+    let pool = super::backend::pool_address(&app.store).await?.ok_or(RelayError::Internal)?;
+    let now = crate::unix_now();
+    let session = Session {
+        id: crate::agents_v1::oneshot::new_session_id(),
+        mode: MODE_ENCRYPT.into(),
+        state: state::ENCRYPTING.into(),
+        wallet_id: Some(wallet.id.clone()),
+        owner: Some(wallet.key_id.clone()),
+        payer: wallet.address.clone(),
+        from_mint: mint.into(),
+        to_mint: mint.into(),
+        amount: amount.to_string(),
+        destination: pool,
+        slippage_bps: 0,
+        expected_out: amount.to_string(),
+        min_out: amount.to_string(),
+        expires_at: now + 3600,
+        funding_valid_height: signed.last_valid_block_height as i64,
+        ephemeral: wallet.address.clone(),
+        object_id: wallet.object_id.clone(),
+        commitment_json: "{}".into(),
+        bucketed: false,
+        bucket_label: None,
+        funding_tx_sig: Some(signed.signature.clone()),
+        swap_tx_sig: None,
+        final_tx_sig: None,
+        refund_tx_sig: None,
+        actual_out: None,
+        pending: Some(Pending {
+            kind: KIND_ENCRYPT.into(),
+            transaction: signed.transaction,
+            signature: signed.signature,
+            last_valid_block_height: signed.last_valid_block_height as i64,
+        }),
+        reason: None,
+        attempts: 0,
+        receipt_json: None,
+        attestation_address: None,
+        attestation_tx_sig: None,
+        funded_at: Some(now),
+        created_at: now,
+        updated_at: now,
+        lease_owner: None,
+    };
+    sessions::insert(&app.store, &session).await?;
+    agents.wake.notify_one();
+    Ok(session)
+}
+
+/// The worker's step of an encrypt session whose transaction landed: the credit, with the
+/// audit entry and event written with the book.
+pub async fn credit(app: &App, s: &mut Session) -> Result<(), RelayError> {
+    let agents = agents(app)?;
+    let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal)?;
+    let wallet = records::get(&app.store, &wallet_id).await?.ok_or(RelayError::Internal)?;
+    let signature = s.funding_tx_sig.clone().ok_or(RelayError::Internal)?;
+    let data = json!({"walletId": wallet.id, "sessionId": s.id, "mint": s.from_mint, "amount": s.amount,
+                      "txSignature": signature});
+    backend(app, agents).credit(&wallet, &s.from_mint, &signature, data).await?;
+    s.final_tx_sig = Some(signature);
+    s.actual_out = Some(s.amount.clone());
+    s.state = state::SETTLED.into();
+    s.reason = None;
+    agents.wallets.wake.notify_one();
+    Ok(())
+}
+
+/// A withdrawal: debited and recorded, then sent and awaited for a bounded time (the payout
+/// worker carries on if it has not landed by then).
+pub async fn withdraw(app: &App, wallet: &Wallet, request: WalletRequest) -> Result<(Withdrawal, bool), RelayError> {
+    let agents = agents(app)?;
+    let withdrawal = backend(app, agents).withdraw(wallet, request, super::now_ms()).await?;
+    agents.wallets.wake.notify_one();
+    crate::failpoint::hit("privacy:withdraw:recorded");
+    let wait = Duration::from_secs(agents.config.timeout_secs.max(1));
+    let landed = matches!(land(app, agents, &withdrawal.order.order_id, &withdrawal.payout, wait).await, Ok(true));
+    Ok((withdrawal, landed))
+}
+
+/// Sends a recorded payout (again) and waits for the chain's verdict, then records it. True
+/// when it landed.
+async fn land(
+    app: &App,
+    agents: &Agents,
+    order_id: &str,
+    payout: &SignedTx,
+    wait: Duration,
+) -> Result<bool, RelayError> {
+    let bytes = shared::b64::decode(&payout.transaction).map_err(|_| RelayError::Internal)?;
+    match agents.chain.send_transaction(&bytes).await {
+        Ok(_) | Err(ChainError::AlreadyProcessed) => {}
+        Err(ChainError::Unreachable(e)) => return Err(RelayError::Chain(ChainError::Unreachable(e))),
+        Err(e) => tracing::info!(order = order_id, error = %e, "payout refused by the node; asking for its status"),
+    }
+    let verdict =
+        chain::confirm(&agents.chain, &payout.signature, payout.last_valid_block_height, Commitment::Confirmed, wait)
+            .await
+            .map_err(RelayError::Chain)?;
+    let state = match verdict {
+        Confirmation::Confirmed => "landed",
+        Confirmation::Failed(_) | Confirmation::Expired => "failed",
+        Confirmation::TimedOut => return Ok(false),
+    };
+    if state == "failed" {
+        tracing::error!(order = order_id, ?verdict, "a payout did not land; its debit stands (docs/wallets.md)");
+    }
+    sqlx::query("UPDATE wallet_withdrawals SET state = $1, updated_at = $2 WHERE order_id = $3 AND state = 'pending'")
+        .bind(state)
+        .bind(crate::unix_now())
+        .bind(order_id)
+        .execute(app.store.pool())
+        .await
+        .map_err(StoreError::from)?;
+    Ok(state == "landed")
+}
+
+/// Resends pending payouts until each has a verdict (a relay killed after recording one).
+pub async fn run_payouts(app: App) {
+    let Some(agents) = app.agents.as_ref() else { return };
+    loop {
+        tokio::time::sleep(PAYOUT_POLL).await;
+        let rows = sqlx::query(
+            "SELECT order_id, payout_tx, payout_sig, last_valid_height FROM wallet_withdrawals \
+             WHERE state = 'pending' AND updated_at <= $1 ORDER BY updated_at LIMIT 16",
+        )
+        .bind(crate::unix_now() - 2)
+        .fetch_all(app.store.pool())
+        .await;
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not look for pending payouts");
+                continue;
+            }
+        };
+        for row in rows {
+            let read = || -> Result<(String, SignedTx), sqlx::Error> {
+                Ok((
+                    row.try_get("order_id")?,
+                    SignedTx {
+                        transaction: row.try_get("payout_tx")?,
+                        signature: row.try_get("payout_sig")?,
+                        last_valid_block_height: row.try_get::<i64, _>("last_valid_height")? as u64,
+                    },
+                ))
+            };
+            let Ok((order_id, payout)) = read() else { continue };
+            if let Err(e) = land(&app, agents, &order_id, &payout, Duration::from_secs(5)).await {
+                tracing::warn!(order = %order_id, error = %e, "payout not sent yet");
+            }
+        }
+    }
+}

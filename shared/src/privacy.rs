@@ -1,0 +1,316 @@
+//! Managed wallets' privacy operations (DESIGN §11, docs/wallets.md): the owner-signed request
+//! form, the wire between the relay and the enclave's pool (the first privacy back end), the
+//! withdrawal order and the statement of reserves. Both signed documents verify with the
+//! enclave key alone, so anyone holding one can check it against an attestation.
+
+use ed25519_dalek::{Signature, VerifyingKey};
+use serde::{Deserialize, Serialize};
+
+use crate::address::Address;
+use crate::b64;
+
+/// The headers an owner-signed request carries.
+pub const OWNER_TIMESTAMP_HEADER: &str = "x-owner-timestamp";
+pub const OWNER_NONCE_HEADER: &str = "x-owner-nonce";
+pub const OWNER_SIGNATURE_HEADER: &str = "x-owner-signature";
+/// How far an owner signature's timestamp may be from the enclave's clock.
+pub const OWNER_WINDOW_SECS: u64 = 300;
+/// Longest nonce (printable ASCII, no spaces).
+pub const MAX_NONCE_LEN: usize = 64;
+
+const OWNER_DOMAIN: &str = "svc-owner-request:v1";
+const ORDER_DOMAIN: &str = "svc-withdrawal-order:v1";
+const RESERVES_DOMAIN: &str = "svc-reserves:v1";
+
+/// What an owner signs: the method, the path, the body's sha256 (hex), the timestamp (unix
+/// seconds) and a single-use nonce, one per line after a domain line.
+pub fn owner_message(method: &str, path: &str, body: &[u8], timestamp: u64, nonce: &str) -> Vec<u8> {
+    let body_hash = hex::encode(crate::sha256(body));
+    format!("{OWNER_DOMAIN}\n{method}\n{path}\n{body_hash}\n{timestamp}\n{nonce}").into_bytes()
+}
+
+/// A nonce an owner may use: 1 to 64 printable ASCII characters, no spaces.
+pub fn nonce_ok(nonce: &str) -> bool {
+    !nonce.is_empty() && nonce.len() <= MAX_NONCE_LEN && nonce.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// The owner's signature of one request, as the headers carry it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OwnerAuth {
+    pub timestamp: u64,
+    pub nonce: String,
+    /// base64 of the 64-byte ed25519 signature.
+    pub signature: String,
+}
+
+/// A fund-moving request as the relay hands it to the enclave: the wallet's sealed object and
+/// the exact body the caller sent, which the enclave parses itself, so a relay that changes a
+/// field breaks the owner's signature.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WalletRequest {
+    pub wallet: String,
+    /// base64 of the request body.
+    pub body: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<OwnerAuth>,
+}
+
+/// `POST /wallets` of the enclave: a new wallet key sealed with its id and owner.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewWallet {
+    pub wallet_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_pubkey: Option<String>,
+}
+
+/// One step of the enclave pool (`POST /privacy/step`). `pool` is the pool key's sealed
+/// object, `book` the mint's sealed book of private balances (absent before its first credit).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
+pub enum PrivacyRequest {
+    /// The transaction moving `{mint, amount}` from the wallet's token account into the pool's.
+    EncryptBuild { request: WalletRequest, pool: String },
+    /// Credits a landed encrypt transaction to the wallet's private balance.
+    EncryptCredit { wallet: String, pool: String, book: Option<String>, mint: String, signature: String },
+    /// Debits `{mint, amount, destinationPubkey}` and signs the payout from the pool.
+    Withdraw { request: WalletRequest, pool: String, book: Option<String> },
+    /// The wallet's private balance of the book's mint.
+    Balance { wallet: String, book: String },
+    /// The statement of reserves of one mint.
+    Reserves { pool: String, book: Option<String>, mint: String },
+}
+
+/// A sealed book and its version (the relay stores both; only the enclave reads the book).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SealedBook {
+    pub blob: String,
+    pub version: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PrivacyAnswer {
+    /// A signed transaction (base64), its signature and last valid block height.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transaction: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_valid_block_height: Option<u64>,
+    /// The mint and base units the step moved or credited, as the enclave read them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<String>,
+    /// The book after the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub book: Option<SealedBook>,
+    /// The wallet's private balance after the step (base units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<WithdrawalOrder>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserves: Option<ReservesStatement>,
+}
+
+/// A signature as the signed documents carry it: base58, like a Solana transaction signature.
+pub fn signature_text(signature: &[u8; 64]) -> String {
+    bs58::encode(signature).into_string()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SignedDocError {
+    #[error("a field is malformed: {0}")]
+    Malformed(&'static str),
+    #[error("the enclave's signature does not verify")]
+    BadSignature,
+}
+
+fn verify_by(enclave_pubkey: &str, signature: &str, message: &[u8]) -> Result<(), SignedDocError> {
+    let key = b64::decode_array::<32>(enclave_pubkey).ok_or(SignedDocError::Malformed("enclavePubkey"))?;
+    let key = VerifyingKey::from_bytes(&key).map_err(|_| SignedDocError::Malformed("enclavePubkey"))?;
+    let sig = bs58::decode(signature).into_vec().map_err(|_| SignedDocError::Malformed("signature"))?;
+    let sig: [u8; 64] = sig.try_into().map_err(|_| SignedDocError::Malformed("signature"))?;
+    key.verify_strict(message, &Signature::from_bytes(&sig)).map_err(|_| SignedDocError::BadSignature)
+}
+
+/// A withdrawal as the enclave ordered it: the private balance it debited and the payout
+/// transaction it signed. Its signature is the `queueSignature` of the withdraw answer; the
+/// payout's transaction signature is the `callbackSignature` (docs/wallets.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WithdrawalOrder {
+    pub order_id: String,
+    pub wallet_id: String,
+    /// The wallet's address (`privAddress`).
+    pub wallet: String,
+    pub mint: String,
+    pub amount: String,
+    pub destination: String,
+    /// The book version the debit produced.
+    pub book_version: u64,
+    pub payout_signature: String,
+    pub issued_at: u64,
+    /// base64 of the enclave's ed25519 key (the one its attestation binds).
+    pub enclave_pubkey: String,
+    /// base58 of the enclave's ed25519 signature over [`WithdrawalOrder::message`].
+    pub signature: String,
+}
+
+impl WithdrawalOrder {
+    pub fn message(&self) -> Vec<u8> {
+        let o = self;
+        format!(
+            "{ORDER_DOMAIN}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
+            o.order_id,
+            o.wallet_id,
+            o.wallet,
+            o.mint,
+            o.amount,
+            o.destination,
+            o.book_version,
+            o.payout_signature,
+            o.issued_at
+        )
+        .into_bytes()
+    }
+
+    pub fn verify(&self) -> Result<(), SignedDocError> {
+        for (name, value) in [("wallet", &self.wallet), ("mint", &self.mint), ("destination", &self.destination)] {
+            Address::parse(value).ok_or(SignedDocError::Malformed(name))?;
+        }
+        verify_by(&self.enclave_pubkey, &self.signature, &self.message())
+    }
+}
+
+/// Per mint: what the pool holds on chain against what the book owes, signed by the enclave
+/// that read both. Solvent when `liabilities <= poolBalance`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReservesStatement {
+    pub mint: String,
+    /// The pool key's address and its token account of the mint.
+    pub pool: String,
+    pub pool_token_account: String,
+    /// Base units the pool's token account held at `blockHeight`.
+    pub pool_balance: String,
+    /// The sum of private balances in the book.
+    pub liabilities: String,
+    /// Wallets with a non-zero private balance.
+    pub wallets: u64,
+    pub book_version: u64,
+    pub block_height: u64,
+    pub issued_at: u64,
+    pub enclave_pubkey: String,
+    pub signature: String,
+}
+
+impl ReservesStatement {
+    pub fn message(&self) -> Vec<u8> {
+        let s = self;
+        format!(
+            "{RESERVES_DOMAIN}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
+            s.mint,
+            s.pool,
+            s.pool_token_account,
+            s.pool_balance,
+            s.liabilities,
+            s.wallets,
+            s.book_version,
+            s.block_height,
+            s.issued_at
+        )
+        .into_bytes()
+    }
+
+    pub fn verify(&self) -> Result<(), SignedDocError> {
+        verify_by(&self.enclave_pubkey, &self.signature, &self.message())
+    }
+
+    /// The invariant: the book owes no more than the pool holds.
+    pub fn solvent(&self) -> bool {
+        match (self.liabilities.parse::<u64>(), self.pool_balance.parse::<u64>()) {
+            (Ok(owed), Ok(held)) => owed <= held,
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ed25519_dalek::{Signer, SigningKey};
+
+    use super::*;
+
+    #[test]
+    fn owner_message_names_every_part() {
+        let m = owner_message("POST", "/agents/v1/wallets/w/withdraw", b"{}", 1_700_000_000, "n1");
+        let text = String::from_utf8(m).unwrap();
+        // sha256("{}") = 44136fa3…; a body change changes the line.
+        assert_eq!(
+            text,
+            "svc-owner-request:v1\nPOST\n/agents/v1/wallets/w/withdraw\n\
+             44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a\n1700000000\nn1"
+        );
+        assert!(nonce_ok("n1") && !nonce_ok("") && !nonce_ok("a b") && !nonce_ok(&"x".repeat(65)));
+    }
+
+    fn order(key: &SigningKey) -> WithdrawalOrder {
+        let a = Address([7; 32]).to_string();
+        let mut o = WithdrawalOrder {
+            order_id: "o".into(),
+            wallet_id: "w".into(),
+            wallet: a.clone(),
+            mint: a.clone(),
+            amount: "5".into(),
+            destination: a,
+            book_version: 3,
+            payout_signature: "sig".into(),
+            issued_at: 9,
+            enclave_pubkey: b64::encode(key.verifying_key().to_bytes()),
+            signature: String::new(),
+        };
+        o.signature = bs58::encode(key.sign(&o.message()).to_bytes()).into_string();
+        o
+    }
+
+    #[test]
+    fn an_order_verifies_and_any_change_breaks_it() {
+        let key = SigningKey::from_bytes(&[5; 32]);
+        let o = order(&key);
+        assert_eq!(o.verify(), Ok(()));
+        let mut changed = o.clone();
+        changed.destination = Address([8; 32]).to_string();
+        assert_eq!(changed.verify(), Err(SignedDocError::BadSignature));
+        let mut changed = o;
+        changed.amount = "6".into();
+        assert_eq!(changed.verify(), Err(SignedDocError::BadSignature));
+    }
+
+    #[test]
+    fn solvency_compares_numbers_not_strings() {
+        let mut s = ReservesStatement {
+            mint: "m".into(),
+            pool: "p".into(),
+            pool_token_account: "t".into(),
+            pool_balance: "10".into(),
+            liabilities: "9".into(),
+            wallets: 1,
+            book_version: 1,
+            block_height: 1,
+            issued_at: 1,
+            enclave_pubkey: String::new(),
+            signature: String::new(),
+        };
+        assert!(s.solvent());
+        s.liabilities = "11".into();
+        assert!(!s.solvent());
+        s.liabilities = "x".into();
+        assert!(!s.solvent());
+    }
+}

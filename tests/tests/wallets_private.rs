@@ -1,0 +1,487 @@
+//! Managed wallets' private balances on the enclave pool (docs/wallets.md), end to end on a real
+//! local chain (Surfpool), a real relay and a real enclave:
+//! - encrypt moves real tokens from the wallet into the pool and credits the private balance;
+//!   withdraw pays a fresh address out of the pool; every amount checked on chain;
+//! - owner signatures missing, wrong, replayed, stale, or over a body a relay changed, refused
+//!   by the enclave (the relay forwards all of them);
+//! - the statement of reserves verifies and balances against the chain after a random mix of
+//!   operations, some concurrent, with the relay killed after recording a payout;
+//! - 403 for another account, bad input with its code.
+
+use std::time::{Duration, Instant};
+
+use chain::Chain;
+use e2e::swaps::{SOL, SwapWorld};
+use e2e::{API_KEY, chain::address_of, chain::new_key};
+use ed25519_dalek::{Signer, SigningKey};
+use serde_json::{Value, json};
+use shared::address::Address;
+
+const OTHER_KEY: &str = "sk_svc_e2e_other_account";
+const USDC: u64 = 1_000_000;
+const WAIT: Duration = Duration::from_secs(90);
+
+/// The world and a webhook URL its relay accepts.
+async fn world() -> (SwapWorld, String) {
+    world_on(None).await
+}
+
+/// As [`world`], on the PostgreSQL at `database_url` when given (else the relay's SQLite).
+async fn world_on(database_url: Option<String>) -> (SwapWorld, String) {
+    // Webhooks go to a port nothing listens on (allowed explicitly); they are retried, which
+    // is not what this file tests.
+    let port = e2e::free_port();
+    let agents = json!({"wallets": {"webhookAllow": [format!("127.0.0.1:{port}")], "retryBaseSecs": 1,
+                                    "retryMaxSecs": 2, "webhookTimeoutSecs": 1, "pollMillis": 200}});
+    let mut relay = json!({"apiKeys": [API_KEY, OTHER_KEY]});
+    if let Some(url) = database_url {
+        relay["databaseUrl"] = json!(url);
+    }
+    (SwapWorld::start_with(agents, relay).await, format!("http://127.0.0.1:{port}/hook"))
+}
+
+/// A raw request: the body as given, optional owner headers.
+async fn post(w: &SwapWorld, path: &str, key: &str, body: &str, owner: Option<(&str, &str, &str)>) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}{path}", w.stack.relay_url))
+        .bearer_auth(key)
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some((timestamp, nonce, signature)) = owner {
+        request = request
+            .header("x-owner-timestamp", timestamp)
+            .header("x-owner-nonce", nonce)
+            .header("x-owner-signature", signature);
+    }
+    let r = request.send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn get(w: &SwapWorld, path: &str, key: Option<&str>) -> (u16, Value) {
+    let mut request = reqwest::Client::new().get(format!("{}{path}", w.stack.relay_url));
+    if let Some(key) = key {
+        request = request.bearer_auth(key);
+    }
+    let r = request.send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// The owner headers for `body` at `path`, signed by `key`.
+fn signed(key: &SigningKey, path: &str, body: &str, timestamp: u64, nonce: &str) -> (String, String, String) {
+    let message = shared::privacy::owner_message("POST", path, body.as_bytes(), timestamp, nonce);
+    (timestamp.to_string(), nonce.to_string(), shared::b64::encode(key.sign(&message).to_bytes()))
+}
+
+/// `svc --json ARGS` against the stack, verifying the dev enclave; its JSON.
+fn svc(w: &SwapWorld, args: &[&str]) -> Value {
+    let measurements = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../measurements/dev.json");
+    let out = std::process::Command::new(e2e::binary("svc"))
+        .args(["--json", "--relay", &w.stack.relay_url, "--api-key", API_KEY, "--measurements"])
+        .arg(measurements)
+        .arg("--dev-root")
+        .arg(w.stack.dev_root_pem_path())
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "svc {args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("svc {args:?}: not JSON: {stdout}"))
+}
+
+fn code(answer: &(u16, Value)) -> (u16, &str) {
+    (answer.0, answer.1["error"].as_str().unwrap_or("?"))
+}
+
+/// Polls a session until it is settled or failed.
+async fn settle(w: &SwapWorld, session_id: &str) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (status, s) = get(w, &format!("/agents/v1/sessions/{session_id}"), Some(API_KEY)).await;
+        assert_eq!(status, 200, "{s}");
+        if s["state"] == "settled" || s["state"] == "failed" {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "session {session_id} stuck in {}", s["state"]);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The pool's address, made on first use; funded with SOL for fees and rent.
+async fn fund_pool(w: &SwapWorld) -> Address {
+    let (status, statement) = get(w, &format!("/agents/v1/reserves?mint={}", w.usdc), None).await;
+    assert_eq!(status, 200, "{statement}");
+    let pool = Address::parse(statement["pool"].as_str().unwrap()).unwrap();
+    w.chain.fund_sol(&pool, 5 * SOL);
+    pool
+}
+
+/// Withdraws, retrying while the enclave's payout quiet period of its boot runs.
+async fn withdraw_when_warm(
+    w: &SwapWorld,
+    path: &str,
+    key: &str,
+    body: &str,
+    owner: Option<&SigningKey>,
+) -> (u16, Value) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let headers = owner.map(|k| signed(k, path, body, now(), &hex::encode(new_key().to_bytes())[..16]));
+        let answer =
+            post(w, path, key, body, headers.as_ref().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))).await;
+        if code(&answer) != (503, "pool_warming_up") {
+            return answer;
+        }
+        assert!(Instant::now() < deadline, "the pool stayed warming up");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+fn private_of(balances: &Value, mint: &Address) -> Option<String> {
+    balances["balances"]
+        .as_array()?
+        .iter()
+        .find(|b| b["mint"] == mint.to_string() && b["state"] == "encrypted")
+        .and_then(|b| b["raw"].as_str().map(str::to_string))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by_the_enclave() {
+    let (w, hook) = world().await;
+    let client = w.client();
+    let owner = new_key();
+    let created = client.create_wallet(&hook, Some(&address_of(&owner).to_string())).await.unwrap();
+    let id = created.wallet_id.clone();
+    let wallet = Address::parse(&created.priv_address).unwrap();
+    w.chain.mint_to(&w.usdc, &wallet, 50 * USDC).await;
+    let pool = fund_pool(&w).await;
+
+    // Encrypt: without the owner's signature the enclave refuses, with it 30 move into the pool.
+    let path = format!("/agents/v1/wallets/{id}/encrypt");
+    let body = json!({"mint": w.usdc.to_string(), "amount": (30 * USDC).to_string()}).to_string();
+    assert_eq!(code(&post(&w, &path, API_KEY, &body, None).await), (401, "owner_signature_required"));
+    let started =
+        client.wallet_encrypt(&id, &w.usdc.to_string(), &(30 * USDC).to_string(), Some(&owner)).await.unwrap();
+    assert_eq!((started["status"].as_str(), started["estimatedSeconds"].as_u64()), (Some("running"), Some(10)));
+    let session = settle(&w, started["sessionId"].as_str().unwrap()).await;
+    assert_eq!(session["state"], "settled", "{session}");
+    assert_eq!((session["mode"].as_str(), session["walletId"].as_str()), (Some("encrypt"), Some(id.as_str())));
+    assert_eq!(w.balance(&wallet, &w.usdc).await, 20 * USDC);
+    assert_eq!(w.balance(&pool, &w.usdc).await, 30 * USDC);
+    let balances = client.wallet_balance(&id, &[w.usdc.to_string()]).await.unwrap();
+    assert_eq!(private_of(&balances, &w.usdc).as_deref(), Some("30000000"), "{balances}");
+    let public = balances["balances"].as_array().unwrap().iter().find(|b| b["state"] == "public").unwrap();
+    assert_eq!(public["raw"], "20000000");
+
+    // Withdraw: every bad owner signature is refused by the enclave (the relay forwards them).
+    let path = format!("/agents/v1/wallets/{id}/withdraw");
+    let destination = address_of(&new_key());
+    let body = json!({"mint": w.usdc.to_string(), "amount": (5 * USDC).to_string(),
+                      "destinationPubkey": destination.to_string()})
+    .to_string();
+    let first = withdraw_when_warm(&w, &path, API_KEY, &body, Some(&owner)).await;
+    assert_eq!(first.0, 200, "{}", first.1);
+    let h = |t: &(String, String, String)| (t.0.clone(), t.1.clone(), t.2.clone());
+    let try_with = async |headers: Option<(String, String, String)>, body: &str| {
+        post(&w, &path, API_KEY, body, headers.as_ref().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))).await
+    };
+    assert_eq!(code(&try_with(None, &body).await), (401, "owner_signature_required"));
+    let stranger = new_key();
+    assert_eq!(
+        code(&try_with(Some(signed(&stranger, &path, &body, now(), "n-wrong")), &body).await),
+        (403, "owner_signature_invalid")
+    );
+    assert_eq!(
+        code(&try_with(Some(signed(&owner, &path, &body, now() - 400, "n-stale")), &body).await),
+        (400, "stale_timestamp")
+    );
+    // Signed for another wallet's path.
+    let elsewhere = "/agents/v1/wallets/00000000-0000-4000-8000-000000000000/withdraw";
+    assert_eq!(
+        code(&try_with(Some(signed(&owner, elsewhere, &body, now(), "n-path")), &body).await),
+        (403, "owner_signature_invalid")
+    );
+    // The owner's signature over one destination, forwarded with another (what a relay that
+    // changes the destination hands the enclave).
+    let thief = address_of(&new_key());
+    let altered = body.replace(&destination.to_string(), &thief.to_string());
+    assert_eq!(
+        code(&try_with(Some(signed(&owner, &path, &body, now(), "n-alter")), &altered).await),
+        (403, "owner_signature_invalid")
+    );
+    // A replay of a request that was carried out.
+    let once = signed(&owner, &path, &body, now(), "n-once");
+    assert_eq!(try_with(Some(h(&once)), &body).await.0, 200);
+    assert_eq!(code(&try_with(Some(once), &body).await), (409, "replay_detected"));
+    assert_eq!(w.balance(&thief, &w.usdc).await, 0);
+
+    // More than the private balance (30 - 5 - 5 = 20 left).
+    let too_much = json!({"mint": w.usdc.to_string(), "amount": (21 * USDC).to_string(),
+                          "destinationPubkey": destination.to_string()})
+    .to_string();
+    assert_eq!(
+        code(&try_with(Some(signed(&owner, &path, &too_much, now(), "n-much")), &too_much).await),
+        (409, "insufficient_private_balance")
+    );
+
+    // Through the client: the order is checked against the attested enclave key.
+    let done = client
+        .wallet_withdraw(&id, &w.usdc.to_string(), &(7 * USDC).to_string(), &destination.to_string(), Some(&owner))
+        .await
+        .unwrap();
+    assert_eq!(done.order.destination, destination.to_string());
+    let deadline = Instant::now() + WAIT;
+    while w.balance(&destination, &w.usdc).await < 17 * USDC {
+        assert!(Instant::now() < deadline, "payouts did not land");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(w.balance(&destination, &w.usdc).await, 17 * USDC);
+    assert_eq!(w.balance(&pool, &w.usdc).await, 13 * USDC);
+    let balances = client.wallet_balance(&id, &[w.usdc.to_string()]).await.unwrap();
+    assert_eq!(private_of(&balances, &w.usdc).as_deref(), Some("13000000"));
+    // The payout is the transaction the answer named.
+    let payout = w.rpc.transaction(&done.callback_signature).await.unwrap().expect("the payout is on chain");
+    assert!(payout.meta.unwrap().err.is_none());
+
+    // The statement of reserves: signed by the attested enclave, balanced against the chain.
+    let statement = client.reserves(&w.usdc.to_string()).await.unwrap();
+    assert!(statement.solvent());
+    assert_eq!(
+        (statement.liabilities.as_str(), statement.pool_balance.as_str(), statement.wallets),
+        ("13000000", "13000000", 1)
+    );
+
+    // The same through the CLI, signing as the owner from a keypair file: encrypt 4 more, then
+    // withdraw 3; the statement follows.
+    let owner_file = w.stack.dir.path().join("owner.json");
+    let mut pair = owner.to_bytes().to_vec();
+    pair.extend_from_slice(&address_of(&owner).0);
+    std::fs::write(&owner_file, serde_json::to_string(&pair).unwrap()).unwrap();
+    let owner_arg = owner_file.to_str().unwrap();
+    let usdc = w.usdc.to_string();
+    let started_cli =
+        svc(&w, &["wallet", "encrypt", &id, "--mint", &usdc, "--amount", "4000000", "--owner-key", owner_arg]);
+    assert_eq!(settle(&w, started_cli["sessionId"].as_str().unwrap()).await["state"], "settled");
+    let cli_destination = address_of(&new_key()).to_string();
+    let out = svc(
+        &w,
+        &[
+            "wallet",
+            "withdraw",
+            &id,
+            "--mint",
+            &usdc,
+            "--amount",
+            "3000000",
+            "--to",
+            &cli_destination,
+            "--owner-key",
+            owner_arg,
+        ],
+    );
+    assert_eq!(out["order"]["destination"], cli_destination.as_str());
+    let reserves = svc(&w, &["wallet", "reserves", "--mint", &usdc]);
+    assert_eq!((reserves["liabilities"].as_str(), reserves["wallets"].as_u64()), (Some("14000000"), Some(1)));
+    let deadline = Instant::now() + WAIT;
+    while w.balance(&Address::parse(&cli_destination).unwrap(), &w.usdc).await < 3 * USDC {
+        assert!(Instant::now() < deadline, "the CLI's payout did not land");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(w.balance(&pool, &w.usdc).await, 14 * USDC);
+
+    // The audit log names both operations with their transactions.
+    let audit = client.wallet_audit(&id, 50, 0).await.unwrap();
+    let kinds: Vec<&str> = audit["entries"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["withdraw", "encrypt", "withdraw", "withdraw", "withdraw", "encrypt", "created"], "{audit}");
+    let newest = &audit["entries"][2]["details"];
+    assert_eq!(
+        (newest["queueSignature"].as_str(), newest["callbackSignature"].as_str()),
+        (Some(done.queue_signature.as_str()), Some(done.callback_signature.as_str()))
+    );
+    let encrypt = &audit["entries"][5]["details"];
+    assert_eq!(encrypt["sessionId"], started["sessionId"]);
+    assert_eq!(encrypt["txSignature"], session["fundingTxSig"]);
+
+    // Another account: 403 on both routes; bad input: the contract's codes.
+    assert_eq!(code(&post(&w, &path, OTHER_KEY, &body, None).await), (403, "forbidden"));
+    assert_eq!(
+        code(&post(&w, &format!("/agents/v1/wallets/{id}/encrypt"), OTHER_KEY, &body, None).await),
+        (403, "forbidden")
+    );
+    let enc = format!("/agents/v1/wallets/{id}/encrypt");
+    assert_eq!(
+        code(&post(&w, &enc, API_KEY, &json!({"mint": w.usdc.to_string()}).to_string(), None).await),
+        (400, "missing_required_fields")
+    );
+    assert_eq!(code(&post(&w, &enc, API_KEY, r#"{"mint":"nope","amount":"1"}"#, None).await), (400, "invalid_mint"));
+    let unlisted = address_of(&new_key()).to_string();
+    assert_eq!(
+        code(&post(&w, &enc, API_KEY, &json!({"mint": unlisted, "amount": "1"}).to_string(), None).await),
+        (400, "invalid_mint")
+    );
+    assert_eq!(
+        code(&post(&w, &enc, API_KEY, &json!({"mint": w.usdc.to_string(), "amount": "01"}).to_string(), None).await),
+        (400, "invalid_amount")
+    );
+    assert_eq!(
+        code(&post(&w, &path, API_KEY, &json!({"mint": w.usdc.to_string(), "amount": "1"}).to_string(), None).await),
+        (400, "missing_required_fields")
+    );
+    let bad_destination = json!({"mint": w.usdc.to_string(), "amount": "1", "destinationPubkey": "0OIl"}).to_string();
+    assert_eq!(code(&post(&w, &path, API_KEY, &bad_destination, None).await), (400, "invalid_field"));
+    assert_eq!(code(&post(&w, &path, API_KEY, &body, Some(("1", "", ""))).await), (400, "invalid_field"));
+    assert_eq!(code(&get(&w, "/agents/v1/reserves", None).await), (400, "missing_required_fields"));
+    assert_eq!(code(&get(&w, &format!("/agents/v1/reserves?mint={unlisted}"), None).await), (400, "invalid_mint"));
+    // Nothing moved by any refusal.
+    assert_eq!(w.balance(&pool, &w.usdc).await, 14 * USDC);
+}
+
+/// One wallet's books as the test keeps them.
+struct Kept {
+    id: String,
+    address: Address,
+    private: u64,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reserves_stay_solvent_through_a_random_mix_concurrency_and_a_relay_kill() {
+    mix_and_kill(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_postgres_reserves_stay_solvent_through_a_random_mix_concurrency_and_a_relay_kill() {
+    let Some(pg) = tokio::task::spawn_blocking(e2e::postgres::PrivatePostgres::start).await.unwrap() else { return };
+    mix_and_kill(Some(pg.url())).await;
+    drop(pg);
+}
+
+async fn mix_and_kill(database_url: Option<String>) {
+    let (mut w, hook) = world_on(database_url).await;
+    let client = w.client();
+    let mut wallets = Vec::new();
+    for _ in 0..3 {
+        let created = client.create_wallet(&hook, None).await.unwrap();
+        let address = Address::parse(&created.priv_address).unwrap();
+        w.chain.mint_to(&w.usdc, &address, 100 * USDC).await;
+        wallets.push(Kept { id: created.wallet_id, address, private: 0 });
+    }
+    let pool = fund_pool(&w).await;
+    let mint = w.usdc.to_string();
+    let mut paid_out: Vec<(Address, u64)> = Vec::new();
+
+    // A deterministic pseudo-random mix (xorshift), with each round's operations concurrent.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..4 {
+        let mut encrypts = Vec::new();
+        for (i, k) in wallets.iter().enumerate() {
+            let amount = (1 + next() % 9) * USDC;
+            let c = w.client();
+            let (id, mint) = (k.id.clone(), mint.clone());
+            encrypts.push((
+                i,
+                amount,
+                tokio::spawn(async move { c.wallet_encrypt(&id, &mint, &amount.to_string(), None).await }),
+            ));
+        }
+        for (i, amount, task) in encrypts {
+            let started = task.await.unwrap().expect("an encrypt starts");
+            let s = settle(&w, started["sessionId"].as_str().unwrap()).await;
+            assert_eq!(s["state"], "settled", "{s}");
+            wallets[i].private += amount;
+        }
+        // Concurrent withdrawals, some over the balance (refused, nothing moves).
+        let mut withdrawals = Vec::new();
+        for (i, k) in wallets.iter().enumerate() {
+            let amount = (1 + next() % 12) * USDC;
+            let destination = address_of(&new_key());
+            let (path, body) = (
+                format!("/agents/v1/wallets/{}/withdraw", k.id),
+                json!({"mint": mint, "amount": amount.to_string(), "destinationPubkey": destination.to_string()})
+                    .to_string(),
+            );
+            let w_url = w.stack.relay_url.clone();
+            withdrawals.push((
+                i,
+                amount,
+                destination,
+                tokio::spawn(async move {
+                    let r = reqwest::Client::new()
+                        .post(format!("{w_url}{path}"))
+                        .bearer_auth(API_KEY)
+                        .header("content-type", "application/json")
+                        .body(body)
+                        .send()
+                        .await
+                        .unwrap();
+                    (r.status().as_u16(), r.json::<Value>().await.unwrap_or(Value::Null))
+                }),
+            ));
+        }
+        for (i, amount, destination, task) in withdrawals {
+            let answer = task.await.unwrap();
+            match code(&answer) {
+                (200, _) => {
+                    wallets[i].private -= amount;
+                    paid_out.push((destination, amount));
+                }
+                (409, "insufficient_private_balance") => assert!(amount > wallets[i].private, "{}", answer.1),
+                (503, "pool_warming_up") => {}
+                other => panic!("round {round}: unexpected {other:?}: {}", answer.1),
+            }
+        }
+    }
+
+    // A relay killed right after it recorded a payout, before sending it: the restarted relay
+    // sends it; the debit and the payout both happen once.
+    let richest = (0..wallets.len()).max_by_key(|i| wallets[*i].private).unwrap();
+    let k = &wallets[richest];
+    assert!(k.private > 0, "the mix left no private balance to withdraw");
+    let destination = address_of(&new_key());
+    let amount = k.private.min(2 * USDC);
+    tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", "privacy:withdraw:recorded")]));
+    let path = format!("/agents/v1/wallets/{}/withdraw", k.id);
+    let body =
+        json!({"mint": mint, "amount": amount.to_string(), "destinationPubkey": destination.to_string()}).to_string();
+    let killed = reqwest::Client::new()
+        .post(format!("{}{path}", w.stack.relay_url))
+        .bearer_auth(API_KEY)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await;
+    assert!(killed.is_err(), "the relay should have died mid-request: {killed:?}");
+    tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
+    wallets[richest].private -= amount;
+    paid_out.push((destination, amount));
+
+    // Every payout lands exactly once; the books match the chain to the base unit.
+    let deadline = Instant::now() + WAIT;
+    for (destination, amount) in &paid_out {
+        while w.balance(destination, &w.usdc).await < *amount {
+            assert!(Instant::now() < deadline, "a payout did not land");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        assert_eq!(w.balance(destination, &w.usdc).await, *amount);
+    }
+    let owed: u64 = wallets.iter().map(|k| k.private).sum();
+    for k in &wallets {
+        let balances = client.wallet_balance(&k.id, std::slice::from_ref(&mint)).await.unwrap();
+        assert_eq!(private_of(&balances, &w.usdc), Some(k.private.to_string()), "{}", k.id);
+        let encrypted_in = 100 * USDC - w.balance(&k.address, &w.usdc).await;
+        assert!(encrypted_in >= k.private);
+    }
+    assert_eq!(w.balance(&pool, &w.usdc).await, owed);
+    let statement = client.reserves(&mint).await.unwrap();
+    assert!(statement.solvent(), "{statement:?}");
+    assert_eq!(statement.liabilities, owed.to_string());
+    assert_eq!(statement.pool_balance, owed.to_string());
+}
