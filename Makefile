@@ -40,6 +40,7 @@ bench:
 	cargo bench --locked -p e2e --bench swaps
 	cargo bench --locked -p e2e --bench proxy
 	cargo bench --locked -p e2e --bench private_route
+	cargo bench --locked -p e2e --bench wallets
 	tools/bench/load.sh
 
 ## The reproducible enclave image (image/out) and its measurements; see docs/auditing.md.

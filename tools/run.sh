@@ -44,6 +44,10 @@ RPC_URL=$(field rpcUrl); ROUTER_URL=$(field routerUrl); USDC=$(field usdc); TOKE
 PAY_TO=$(field payTo)
 # The demo payer's secret key as 64 hex digits, the form the x402 npm client takes.
 PAYER_HEX=$(python3 -c 'import json, sys; print(bytes(json.load(open(sys.argv[1]))[:32]).hex())' "$RUN_DIR/demo-payer.json")
+# The demo payer's address: it also owns the demo's managed wallet.
+OWNER=$(python3 -c 'import json, sys; a="123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"; n=int.from_bytes(bytes(json.load(open(sys.argv[1]))[32:]), "big"); s=""
+while n: n, r = divmod(n, 58); s = a[r] + s
+print(s)' "$RUN_DIR/demo-payer.json")
 DESTINATION=$(python3 -c 'import secrets; a="123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"; n=int.from_bytes(secrets.token_bytes(32), "big"); s=""
 while n: n, r = divmod(n, 58); s = a[r] + s
 print(s)')
@@ -53,7 +57,7 @@ cat >"$RUN_DIR/enclave.json" <<JSON
   "listen": "127.0.0.1:$ENCLAVE_PORT",
   "devQuotes": {"seed": "$DEV_SEED", "writeRootPem": "$RUN_DIR/dev-root.pem"},
   "provisioners": ["$PROVISIONER"],
-  "swaps": {"rpcUrl": "$RPC_URL", "routerUrl": "$ROUTER_URL"},
+  "swaps": {"rpcUrl": "$RPC_URL", "routerUrl": "$ROUTER_URL", "payoutQuietBlocks": 5},
   "models": {
     "gpt-oss:20b": {"endpoint": "http://127.0.0.1:$LLM_PORT/v1", "upstreamModel": "smollm2-135m", "maxTokens": 128}
   }
@@ -70,7 +74,8 @@ cat >"$RUN_DIR/relay.json" <<JSON
     "mints": {
       "$USDC": {"symbol": "USDC", "decimals": 6, "buckets": [1000000, 10000000, 100000000], "minAmount": 100000, "maxAmount": 1000000000},
       "$TOKEN": {"symbol": "TKN", "decimals": 9, "buckets": [1000000000, 10000000000], "minAmount": 1000000, "maxAmount": 1000000000000}
-    }
+    },
+    "wallets": {"webhookAllow": ["127.0.0.1:9"]}
   },
   "deposits": {
     "rpcUrl": "$RPC_URL", "network": "localnet", "pollSecs": 2,
@@ -119,6 +124,21 @@ pids+=($!)
 # A development balance for the key, so paid calls work at once (1 stablecoin).
 target/debug/relay --config "$RUN_DIR/relay.json" admin credit --key-id "$KEY_ID" --currency usdc \
   --amount 1000000 --reference "make run development credit" >/dev/null
+# Managed wallets' pool (docs/wallets.md): made by the enclave once it is provisioned, and given
+# SOL for fees and rent by a local-chain airdrop, as an operator would fund it.
+POOL=""
+for _ in $(seq 1 100); do
+  POOL=$(curl -sf "http://127.0.0.1:$RELAY_PORT/agents/v1/reserves?mint=$USDC" 2>/dev/null \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["pool"])' 2>/dev/null) && [ -n "$POOL" ] && break
+  sleep 0.2
+done
+if [ -n "$POOL" ]; then
+  curl -sf "$RPC_URL" -H 'content-type: application/json' \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"requestAirdrop\",\"params\":[\"$POOL\",10000000000]}" >/dev/null \
+    || echo "could not fund the wallets' pool $POOL; encrypt and withdraw answer pool_unfunded"
+else
+  echo "the wallets' pool was not made (is the enclave provisioned? see $RUN_DIR/keyholder.log)"
+fi
 
 cat <<MSG
 
@@ -192,6 +212,21 @@ cat <<MSG
       --payer-key .cache/run/demo-payer.json --rpc-url $RPC_URL
     target/debug/svc --api-key $API_KEY deposit --list
     curl -s -H "Authorization: Bearer $API_KEY" http://127.0.0.1:$RELAY_PORT/api/v1/balance
+
+  managed wallets (docs/wallets.md): a wallet whose key only the enclave holds, owned by the
+  demo payer's key (every fund-moving request is signed with it and checked by the enclave).
+  Fund it from the demo payer, move 2 USDC into its private balance (a session to poll), pay
+  1 USDC out to a fresh address, then read its balances and the enclave-signed statement of
+  reserves (its webhooks go to 127.0.0.1:9, where nothing listens, so they are retried):
+
+    target/debug/svc --api-key $API_KEY wallet create --webhook-url http://127.0.0.1:9/hook --owner-pubkey $OWNER
+    target/debug/svc --api-key $API_KEY wallet fund <walletId> --mint $USDC --amount 5000000 \\
+      --payer-key .cache/run/demo-payer.json --rpc-url $RPC_URL
+    target/debug/svc --api-key $API_KEY wallet encrypt <walletId> --mint $USDC --amount 2000000 --owner-key .cache/run/demo-payer.json
+    target/debug/svc --api-key $API_KEY wallet withdraw <walletId> --mint $USDC --amount 1000000 --to $DESTINATION \\
+      --owner-key .cache/run/demo-payer.json
+    target/debug/svc --api-key $API_KEY wallet balance <walletId> --mints $USDC
+    target/debug/svc wallet reserves --mint $USDC
 
   discovery (docs/discovery.md, docs/mcp.md): the A2A card, capabilities, OpenAPI, and the MCP
   server (node tests/mcp-peer/mcp.mjs needs: tools/npm-install.sh tests/mcp-peer):

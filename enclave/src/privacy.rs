@@ -31,7 +31,7 @@ use shared::privacy::{
     WithdrawalOrder,
 };
 use shared::solana::programs::TOKEN_PROGRAM;
-use shared::solana::{Message, Transaction, associated_token, token};
+use shared::solana::{Message, Transaction, associated_token, memo, token};
 use shared::wire::SealedObject;
 use zeroize::Zeroizing;
 
@@ -136,27 +136,63 @@ struct Pool {
     address: Address,
 }
 
-/// The private balances of one mint (sealed; only this enclave reads it).
+/// The private balances of one mint: the plaintext of a `privacy-book` sealed object (only
+/// this enclave reads it).
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Book {
-    mint: String,
-    pool: String,
-    version: u64,
+pub struct Book {
+    pub mint: String,
+    pub pool: String,
+    pub version: u64,
     /// Wallet address → base units.
-    balances: BTreeMap<String, u64>,
+    pub balances: BTreeMap<String, u64>,
     /// Encrypt transactions already credited.
-    credited: BTreeSet<String>,
+    pub credited: BTreeSet<String>,
+    /// Withdrawals debited whose payout has not been seen landed: order id → its payout.
+    #[serde(default)]
+    pub open_orders: BTreeMap<String, OpenOrder>,
+}
+
+/// A debited withdrawal and the payout last signed for it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenOrder {
+    pub amount: u64,
+    pub destination: String,
+    pub payout_signature: String,
+    pub last_valid_block_height: u64,
+}
+
+/// The memo a payout carries: ties it to its order on chain, so a new payout is never signed
+/// for an order one already paid.
+fn order_memo(order_id: &str) -> String {
+    format!("svc-withdrawal:{order_id}")
 }
 
 impl Book {
     fn owed(&self) -> u128 {
         self.balances.values().map(|v| u128::from(*v)).sum()
     }
+
+    /// The bytes sealed (JSON).
+    pub fn to_plaintext(&self) -> Result<Zeroizing<Vec<u8>>, PrivacyError> {
+        Ok(Zeroizing::new(serde_json::to_vec(self).map_err(|_| sealed())?))
+    }
+
+    pub fn from_plaintext(plaintext: &[u8]) -> Result<Book, PrivacyError> {
+        serde_json::from_slice(plaintext).map_err(|_| sealed())
+    }
+}
+
+struct SignedPayout {
+    transaction: String,
+    signature: String,
+    last_valid_block_height: u64,
 }
 
 /// A payout this boot signed that may not have landed yet.
 struct InFlight {
+    order_id: String,
     mint: Address,
     amount: u64,
     signature: String,
@@ -247,6 +283,12 @@ impl Privacy {
                 let held = book.balances.get(&wallet.address.to_string()).copied().unwrap_or(0);
                 Ok(PrivacyAnswer { mint: Some(book.mint), balance: Some(held.to_string()), ..Default::default() })
             }
+            PrivacyRequest::Settle { pool, book, mint, order_id } => {
+                let pool = open_pool(custody, &pool)?;
+                let mint = Address::parse(&mint).ok_or(PrivacyError::BadBody("mint"))?;
+                let book = self.open_book(custody, Some(&book), &mint, &pool)?;
+                self.settle(swaps, custody, &pool, book, &order_id).await
+            }
             PrivacyRequest::Reserves { pool, book, mint } => {
                 let pool = open_pool(custody, &pool)?;
                 let mint = Address::parse(&mint).ok_or(PrivacyError::BadBody("mint"))?;
@@ -323,6 +365,7 @@ impl Privacy {
                 version: 0,
                 balances: BTreeMap::new(),
                 credited: BTreeSet::new(),
+                open_orders: BTreeMap::new(),
             },
         };
         if book.mint != mint.to_string() || book.pool != pool.address.to_string() {
@@ -338,8 +381,7 @@ impl Privacy {
         let mut boot = self.boot()?;
         let newest = boot.newest.get(&book.mint).copied().unwrap_or(0);
         book.version = book.version.max(newest) + 1;
-        let plaintext = Zeroizing::new(serde_json::to_vec(&book).map_err(|_| sealed())?);
-        let (_, blob) = custody.seal_new(BOOK_KIND, &plaintext).map_err(|_| sealed())?;
+        let (_, blob) = custody.seal_new(BOOK_KIND, &book.to_plaintext()?).map_err(|_| sealed())?;
         boot.newest.insert(book.mint.clone(), book.version);
         Ok((SealedBook { blob, version: book.version }, book))
     }
@@ -422,6 +464,7 @@ impl Privacy {
         *entry = entry.checked_add(amount).ok_or(PrivacyError::ReservesShort { free: 0, owed: u128::MAX })?;
         let balance = *entry;
         book.credited.insert(signature.to_string());
+        self.prune_landed(swaps, &mut book).await?;
         let free = self.free_reserves(swaps, pool, &mint).await?;
         if book.owed() > u128::from(free) {
             return Err(PrivacyError::ReservesShort { free, owed: book.owed() });
@@ -449,12 +492,8 @@ impl Privacy {
         now: u64,
     ) -> Result<PrivacyAnswer, PrivacyError> {
         let destination = fields.destination.ok_or(PrivacyError::BadBody("destinationPubkey"))?;
-        let chain = swaps.chain();
-        let height = chain.block_height().await.map_err(chain_error)?;
-        let first = *self.boot()?.first_payout_height.get_or_insert(height);
-        if height < first + self.quiet_blocks {
-            return Err(PrivacyError::WarmingUp(first + self.quiet_blocks - height));
-        }
+        self.check_warm(swaps).await?;
+        self.prune_landed(swaps, &mut book).await?;
         let key = wallet.address.to_string();
         let held = book.balances.get(&key).copied().unwrap_or(0);
         let left = held.checked_sub(fields.amount).ok_or(PrivacyError::Insufficient("private"))?;
@@ -468,58 +507,208 @@ impl Privacy {
         if book.owed() + u128::from(fields.amount) > u128::from(free) {
             return Err(PrivacyError::ReservesShort { free, owed: book.owed() + u128::from(fields.amount) });
         }
-        check_pool_funded(swaps, pool).await?;
-        let decimals = swaps.decimals(&fields.mint).await?;
-        let destination_account = ata(&destination, &fields.mint);
-        let ixs = vec![
-            associated_token::create_idempotent(&pool.address, &destination, &fields.mint, &TOKEN_PROGRAM),
-            token::transfer_checked(
-                &ata(&pool.address, &fields.mint),
-                &fields.mint,
-                &destination_account,
-                &pool.address,
-                fields.amount,
-                decimals,
-            ),
-        ];
-        let blockhash = chain.latest_blockhash().await.map_err(chain_error)?;
-        let message = Message::compile(&pool.address, &ixs, blockhash.blockhash).map_err(|_| sealed())?;
-        let mut tx = Transaction::new_unsigned(message);
-        tx.sign(&[&pool.key]).map_err(|_| sealed())?;
-        let payout_signature = tx.id();
-        let (sealed_book, book) = self.seal_book(custody, book)?;
-        self.boot()?.in_flight.push(InFlight {
-            mint: fields.mint,
-            amount: fields.amount,
-            signature: payout_signature.clone(),
-            last_valid_block_height: blockhash.last_valid_block_height,
-        });
         let mut id = [0u8; 16];
         OsRng.fill_bytes(&mut id);
+        let order_id = shared::swap::format_uuid(&id);
+        let payout = self.sign_payout(swaps, pool, &fields.mint, &order_id, &destination, fields.amount).await?;
+        book.open_orders.insert(
+            order_id.clone(),
+            OpenOrder {
+                amount: fields.amount,
+                destination: destination.to_string(),
+                payout_signature: payout.signature.clone(),
+                last_valid_block_height: payout.last_valid_block_height,
+            },
+        );
+        let (sealed_book, book) = self.seal_book(custody, book)?;
         let mut order = WithdrawalOrder {
-            order_id: shared::swap::format_uuid(&id),
+            order_id,
             wallet_id: wallet.id.clone(),
             wallet: wallet.address.to_string(),
             mint: fields.mint.to_string(),
             amount: fields.amount.to_string(),
             destination: destination.to_string(),
             book_version: book.version,
-            payout_signature: payout_signature.clone(),
+            payout_signature: payout.signature.clone(),
             issued_at: now,
             enclave_pubkey: b64::encode(keys.enclave_public()),
             signature: String::new(),
         };
         order.signature = privacy::signature_text(&keys.signer().sign(&order.message()).to_bytes());
         Ok(PrivacyAnswer {
-            transaction: Some(b64::encode(tx.serialize())),
-            signature: Some(payout_signature),
-            last_valid_block_height: Some(blockhash.last_valid_block_height),
+            transaction: Some(payout.transaction),
+            signature: Some(payout.signature),
+            last_valid_block_height: Some(payout.last_valid_block_height),
             mint: Some(fields.mint.to_string()),
             amount: Some(fields.amount.to_string()),
             book: Some(sealed_book),
             balance: Some(left.to_string()),
             order: Some(order),
             reserves: None,
+        })
+    }
+
+    /// A new payout for an open order whose last one can no longer land, unless one of its
+    /// payouts landed (its memo names the order), which closes the order instead.
+    async fn settle(
+        &self,
+        swaps: &Swaps,
+        custody: &Custody,
+        pool: &Pool,
+        mut book: Book,
+        order_id: &str,
+    ) -> Result<PrivacyAnswer, PrivacyError> {
+        let mint = Address::parse(&book.mint).ok_or_else(sealed)?;
+        let done = |why| PrivacyError::Swap(SwapError::NothingToDo(why));
+        let order = book.open_orders.get(order_id).cloned().ok_or(done("no open order with this id"))?;
+        self.check_warm(swaps).await?;
+        let chain = swaps.chain();
+        let status =
+            chain.signature_statuses(std::slice::from_ref(&order.payout_signature)).await.map_err(chain_error)?;
+        let height = chain.block_height().await.map_err(chain_error)?;
+        let live_here =
+            self.boot()?.in_flight.iter().any(|f| f.order_id == order_id && height <= f.last_valid_block_height);
+        let destination = Address::parse(&order.destination).ok_or_else(sealed)?;
+        let confirmed =
+            |s: &chain::SignatureStatus| s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed);
+        let landed = match status.first().cloned().flatten() {
+            Some(s) if s.err.is_none() && confirmed(&s) => true,
+            Some(s) if s.err.is_none() => return Err(done("its payout can still land")),
+            // Failed on chain; an earlier payout of the order may still have paid it.
+            Some(_) => self.order_paid(swaps, &destination, &mint, order_id).await?,
+            None if height <= order.last_valid_block_height || live_here => {
+                return Err(done("its payout can still land"));
+            }
+            None => self.order_paid(swaps, &destination, &mint, order_id).await?,
+        };
+        let answer = if landed {
+            book.open_orders.remove(order_id);
+            PrivacyAnswer::default()
+        } else {
+            let payout = self.sign_payout(swaps, pool, &mint, order_id, &destination, order.amount).await?;
+            book.open_orders.insert(
+                order_id.to_string(),
+                OpenOrder {
+                    payout_signature: payout.signature.clone(),
+                    last_valid_block_height: payout.last_valid_block_height,
+                    ..order.clone()
+                },
+            );
+            PrivacyAnswer {
+                transaction: Some(payout.transaction),
+                signature: Some(payout.signature),
+                last_valid_block_height: Some(payout.last_valid_block_height),
+                ..Default::default()
+            }
+        };
+        let (sealed_book, _) = self.seal_book(custody, book)?;
+        Ok(PrivacyAnswer {
+            mint: Some(mint.to_string()),
+            amount: Some(order.amount.to_string()),
+            book: Some(sealed_book),
+            ..answer
+        })
+    }
+
+    /// Whether a landed transaction into the destination's token account carries the order's
+    /// memo (the newest 100 are read: a destination is fresh, so its history is short).
+    async fn order_paid(
+        &self,
+        swaps: &Swaps,
+        destination: &Address,
+        mint: &Address,
+        order_id: &str,
+    ) -> Result<bool, PrivacyError> {
+        let chain = swaps.chain();
+        let memo = order_memo(order_id);
+        for info in chain.signatures_for_address(&ata(destination, mint), None, 100).await.map_err(chain_error)? {
+            if info.err.is_some() {
+                continue;
+            }
+            let Some(landed) = chain.transaction(&info.signature).await.map_err(chain_error)? else { continue };
+            let Ok(tx) = Transaction::parse(&landed.transaction) else { continue };
+            let has_memo = tx.message.instructions().iter().any(|ix| {
+                tx.message.program_id(ix) == Some(&shared::solana::programs::MEMO_PROGRAM) && ix.data == memo.as_bytes()
+            });
+            if has_memo {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Drops open orders whose payout landed (one batched status read).
+    async fn prune_landed(&self, swaps: &Swaps, book: &mut Book) -> Result<(), PrivacyError> {
+        if book.open_orders.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<String> = book.open_orders.keys().take(256).cloned().collect();
+        let signatures: Vec<String> = ids.iter().map(|id| book.open_orders[id].payout_signature.clone()).collect();
+        let statuses = swaps.chain().signature_statuses(&signatures).await.map_err(chain_error)?;
+        for (id, status) in ids.iter().zip(statuses) {
+            let landed = status.is_some_and(|s| {
+                s.err.is_none() && s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed)
+            });
+            if landed {
+                book.open_orders.remove(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Payouts start `quiet_blocks` after this boot's first payout request (module docs).
+    async fn check_warm(&self, swaps: &Swaps) -> Result<(), PrivacyError> {
+        let height = swaps.chain().block_height().await.map_err(chain_error)?;
+        let first = *self.boot()?.first_payout_height.get_or_insert(height);
+        if height < first + self.quiet_blocks {
+            return Err(PrivacyError::WarmingUp(first + self.quiet_blocks - height));
+        }
+        Ok(())
+    }
+
+    /// The payout of `amount` from the pool to `destination`, carrying the order's memo; the
+    /// pool pays the fee and, when needed, the destination's token account rent. Counted in
+    /// flight from here on.
+    async fn sign_payout(
+        &self,
+        swaps: &Swaps,
+        pool: &Pool,
+        mint: &Address,
+        order_id: &str,
+        destination: &Address,
+        amount: u64,
+    ) -> Result<SignedPayout, PrivacyError> {
+        check_pool_funded(swaps, pool).await?;
+        let chain = swaps.chain();
+        let decimals = swaps.decimals(mint).await?;
+        let ixs = vec![
+            associated_token::create_idempotent(&pool.address, destination, mint, &TOKEN_PROGRAM),
+            token::transfer_checked(
+                &ata(&pool.address, mint),
+                mint,
+                &ata(destination, mint),
+                &pool.address,
+                amount,
+                decimals,
+            ),
+            memo::memo(order_memo(order_id).as_bytes(), &[]),
+        ];
+        let blockhash = chain.latest_blockhash().await.map_err(chain_error)?;
+        let message = Message::compile(&pool.address, &ixs, blockhash.blockhash).map_err(|_| sealed())?;
+        let mut tx = Transaction::new_unsigned(message);
+        tx.sign(&[&pool.key]).map_err(|_| sealed())?;
+        let signature = tx.id();
+        self.boot()?.in_flight.push(InFlight {
+            order_id: order_id.to_string(),
+            mint: *mint,
+            amount,
+            signature: signature.clone(),
+            last_valid_block_height: blockhash.last_valid_block_height,
+        });
+        Ok(SignedPayout {
+            transaction: b64::encode(tx.serialize()),
+            signature,
+            last_valid_block_height: blockhash.last_valid_block_height,
         })
     }
 
@@ -655,7 +844,7 @@ fn open_pool(custody: &Custody, blob: &str) -> Result<Pool, PrivacyError> {
 
 fn open_book_blob(custody: &Custody, blob: &str) -> Result<Book, PrivacyError> {
     let (_, plaintext) = custody.open_kind(blob, BOOK_KIND).map_err(|_| sealed())?;
-    serde_json::from_slice(&plaintext).map_err(|_| sealed())
+    Book::from_plaintext(&plaintext)
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ CREATE TABLE privacy_books (
 );
 
 -- Withdrawals: the order the enclave signed and its payout transaction, written with the book
--- that debits it, before the payout is sent. state: pending (sent or to send), landed, failed
--- (the chain refused it or its blockhash expired unseen: the debit stands, see docs).
+-- that debits it, before the payout is sent. state: pending (sent or to send; a payout that
+-- cannot land is replaced by a new one of the same order), landed.
 CREATE TABLE wallet_withdrawals (
     order_id          TEXT   PRIMARY KEY,
     wallet_id         TEXT   NOT NULL REFERENCES wallets (id),

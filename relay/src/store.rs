@@ -226,6 +226,18 @@ fn statements(sql: &str) -> Vec<String> {
 /// True when SQLite refused to turn a reading transaction into a writing one because another
 /// connection wrote, or holds the write lock (SQLITE_BUSY_SNAPSHOT 517, or SQLITE_BUSY 5, which
 /// SQLite returns at once instead of waiting when waiting could deadlock): start over.
+/// The pause before attempt `attempt` (from 1) of a write that SQLite refused as busy: 5 ms
+/// growing to 160 ms, with jitter so competing writers do not retry in step.
+pub async fn busy_pause(attempt: u32) {
+    use rand_core::RngCore;
+    let base = 5u64 << attempt.min(5);
+    let jitter = u64::from(rand_core::OsRng.next_u32() % 5);
+    tokio::time::sleep(std::time::Duration::from_millis(base + jitter)).await;
+}
+
+/// How many times a write refused as busy is tried (with [`busy_pause`]: about 10 s in all).
+pub const BUSY_ATTEMPTS: u32 = 64;
+
 pub fn is_busy_snapshot(e: &StoreError) -> bool {
     matches!(e, StoreError::Db(sqlx::Error::Database(d)) if matches!(d.code().as_deref(), Some("517" | "5")))
 }

@@ -81,6 +81,9 @@ pub enum PrivacyRequest {
     Balance { wallet: String, book: String },
     /// The statement of reserves of one mint.
     Reserves { pool: String, book: Option<String>, mint: String },
+    /// A withdrawal whose payout failed on chain or expired unseen: a new payout for the same
+    /// order (`nothing_to_do` while the last one can still land, or once one landed).
+    Settle { pool: String, book: String, mint: String, order_id: String },
 }
 
 /// A sealed book and its version (the relay stores both; only the enclave reads the book).

@@ -440,28 +440,41 @@ async fn mix_and_kill(database_url: Option<String>) {
         }
     }
 
-    // A relay killed right after it recorded a payout, before sending it: the restarted relay
-    // sends it; the debit and the payout both happen once.
-    let richest = (0..wallets.len()).max_by_key(|i| wallets[*i].private).unwrap();
-    let k = &wallets[richest];
-    assert!(k.private > 0, "the mix left no private balance to withdraw");
-    let destination = address_of(&new_key());
-    let amount = k.private.min(2 * USDC);
-    tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", "privacy:withdraw:recorded")]));
-    let path = format!("/agents/v1/wallets/{}/withdraw", k.id);
-    let body =
-        json!({"mint": mint, "amount": amount.to_string(), "destinationPubkey": destination.to_string()}).to_string();
-    let killed = reqwest::Client::new()
-        .post(format!("{}{path}", w.stack.relay_url))
-        .bearer_auth(API_KEY)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await;
-    assert!(killed.is_err(), "the relay should have died mid-request: {killed:?}");
-    tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
-    wallets[richest].private -= amount;
-    paid_out.push((destination, amount));
+    // A relay killed right after it recorded a payout, before sending it: restarted at once, it
+    // sends that payout; restarted only once the payout's blockhash expired (about 11 s on the
+    // local chain), it has the enclave sign a new payout of the same order. Either way the
+    // debit and the payout happen once.
+    let mut replaced = None;
+    for wait_for_expiry in [false, true] {
+        let richest = (0..wallets.len()).max_by_key(|i| wallets[*i].private).unwrap();
+        let k = &wallets[richest];
+        let wallet_id = k.id.clone();
+        assert!(k.private > 0, "the mix left no private balance to withdraw");
+        let destination = address_of(&new_key());
+        let amount = k.private.min(2 * USDC);
+        tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", "privacy:withdraw:recorded")]));
+        let path = format!("/agents/v1/wallets/{}/withdraw", k.id);
+        let body = json!({"mint": mint, "amount": amount.to_string(), "destinationPubkey": destination.to_string()})
+            .to_string();
+        let killed = reqwest::Client::new()
+            .post(format!("{}{path}", w.stack.relay_url))
+            .bearer_auth(API_KEY)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await;
+        assert!(killed.is_err(), "the relay should have died mid-request: {killed:?}");
+        if wait_for_expiry {
+            tokio::time::sleep(Duration::from_secs(15)).await;
+            assert_eq!(w.balance(&destination, &w.usdc).await, 0, "nothing sent the payout");
+        }
+        tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
+        wallets[richest].private -= amount;
+        paid_out.push((destination, amount));
+        if wait_for_expiry {
+            replaced = Some((wallet_id, destination));
+        }
+    }
 
     // Every payout lands exactly once; the books match the chain to the base unit.
     let deadline = Instant::now() + WAIT;
@@ -472,6 +485,18 @@ async fn mix_and_kill(database_url: Option<String>) {
         }
         assert_eq!(w.balance(destination, &w.usdc).await, *amount);
     }
+    // The expired payout never landed: the one that paid is the enclave's replacement.
+    let (id, destination) = replaced.unwrap();
+    let audit = client.wallet_audit(&id, 50, 0).await.unwrap();
+    let entry = audit["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "withdraw" && e["details"]["destinationPubkey"] == destination.to_string())
+        .unwrap_or_else(|| panic!("no withdraw entry to {destination}: {audit}"));
+    let first = entry["details"]["callbackSignature"].as_str().unwrap();
+    assert!(w.rpc.transaction(first).await.unwrap().is_none(), "the first payout {first} landed after all");
+
     let owed: u64 = wallets.iter().map(|k| k.private).sum();
     for k in &wallets {
         let balances = client.wallet_balance(&k.id, std::slice::from_ref(&mint)).await.unwrap();

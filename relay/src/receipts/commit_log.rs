@@ -141,7 +141,7 @@ impl CommitLog {
 
     async fn append(&self, record: Record<'_>, now: i64) -> Result<String, CommitError> {
         let _guard = self.write_lock.lock().await;
-        for _ in 0..32 {
+        for attempt in 1..=crate::store::BUSY_ATTEMPTS {
             let mut tx = self.store.begin().await?;
             let last = self.store.last_commit(&mut tx).await?;
             let (seq, blockhash) = match last {
@@ -175,12 +175,12 @@ impl CommitLog {
                 // usage row, a rate window), so it cannot upgrade to a writer: read again.
                 Err(e) if is_busy_snapshot(&e) => {
                     drop(tx);
-                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    crate::store::busy_pause(attempt).await;
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(CommitError::Store(StoreError::Corrupt("could not append a commit after 32 attempts")))
+        Err(CommitError::Store(StoreError::Corrupt("could not append a commit: the database stayed busy")))
     }
 }
 

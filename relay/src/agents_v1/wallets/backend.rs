@@ -48,6 +48,10 @@ pub trait PrivacyBackend {
     /// Debits `{mint, amount, destinationPubkey}` and records the payout (and the operation's
     /// audit entry and event) before returning it to be sent.
     async fn withdraw(&self, wallet: &Wallet, request: WalletRequest, now_ms: i64) -> Result<Withdrawal, RelayError>;
+    /// A payout that can no longer land (failed on chain, or expired unseen): a new one for the
+    /// same order, recorded on its row before it is sent; None when the order turned out paid
+    /// (the row is then marked landed).
+    async fn repay(&self, mint: &str, order_id: &str) -> Result<Option<SignedTx>, RelayError>;
     /// The wallet's private balance of `mint` (0 when it has none).
     async fn private_balance(&self, wallet: &Wallet, mint: &str) -> Result<u64, RelayError>;
     /// A signed statement of what the back end holds and owes in `mint`.
@@ -245,6 +249,44 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             records::write_operation(&mut tx, &wallet.id, &op, now_ms).await?;
             tx.commit().await.map_err(StoreError::from)?;
             return Ok(Withdrawal { order, payout });
+        }
+        Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
+    }
+
+    async fn repay(&self, mint: &str, order_id: &str) -> Result<Option<SignedTx>, RelayError> {
+        let pool = self.pool().await?.blob;
+        let request_for = |book: Option<String>| PrivacyRequest::Settle {
+            pool: pool.clone(),
+            book: book.unwrap_or_default(),
+            mint: mint.to_string(),
+            order_id: order_id.to_string(),
+        };
+        let _serial = self.books_lock.lock().await;
+        for _ in 0..BOOK_RETRIES {
+            let Some((answer, mut tx)) = self.book_step(mint, &request_for).await? else { continue };
+            let payout = answer.transaction.is_some().then(|| signed(&answer)).transpose()?;
+            let now = crate::unix_now();
+            match &payout {
+                Some(p) => sqlx::query(
+                    "UPDATE wallet_withdrawals SET payout_tx = $1, payout_sig = $2, last_valid_height = $3, \
+                     state = 'pending', updated_at = $4 WHERE order_id = $5",
+                )
+                .bind(&p.transaction)
+                .bind(&p.signature)
+                .bind(p.last_valid_block_height as i64)
+                .bind(now)
+                .bind(order_id),
+                None => {
+                    sqlx::query("UPDATE wallet_withdrawals SET state = 'landed', updated_at = $1 WHERE order_id = $2")
+                        .bind(now)
+                        .bind(order_id)
+                }
+            }
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+            tx.commit().await.map_err(StoreError::from)?;
+            return Ok(payout);
         }
         Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
     }

@@ -7,7 +7,8 @@
 //!   signature) starts again.
 //! - Withdraw is answered in the request: the debit, the order and the payout are stored in one
 //!   database transaction before the payout is sent; the payout worker resends pending payouts
-//!   until the chain has a verdict.
+//!   until one lands, asking the enclave for a new payout of the same order when the last one
+//!   can no longer land.
 
 use std::time::Duration;
 
@@ -132,15 +133,18 @@ pub async fn withdraw(app: &App, wallet: &Wallet, request: WalletRequest) -> Res
     agents.wallets.wake.notify_one();
     crate::failpoint::hit("privacy:withdraw:recorded");
     let wait = Duration::from_secs(agents.config.timeout_secs.max(1));
-    let landed = matches!(land(app, agents, &withdrawal.order.order_id, &withdrawal.payout, wait).await, Ok(true));
+    let order = &withdrawal.order;
+    let landed = matches!(land(app, agents, &order.mint, &order.order_id, &withdrawal.payout, wait).await, Ok(true));
     Ok((withdrawal, landed))
 }
 
 /// Sends a recorded payout (again) and waits for the chain's verdict, then records it. True
-/// when it landed.
+/// when it landed. One that can no longer land is replaced by a new payout of the same order
+/// (sent on the worker's next round).
 async fn land(
     app: &App,
     agents: &Agents,
+    mint: &str,
     order_id: &str,
     payout: &SignedTx,
     wait: Duration,
@@ -155,22 +159,31 @@ async fn land(
         chain::confirm(&agents.chain, &payout.signature, payout.last_valid_block_height, Commitment::Confirmed, wait)
             .await
             .map_err(RelayError::Chain)?;
-    let state = match verdict {
-        Confirmation::Confirmed => "landed",
-        Confirmation::Failed(_) | Confirmation::Expired => "failed",
-        Confirmation::TimedOut => return Ok(false),
-    };
-    if state == "failed" {
-        tracing::error!(order = order_id, ?verdict, "a payout did not land; its debit stands (docs/wallets.md)");
+    match verdict {
+        Confirmation::Confirmed => {
+            sqlx::query(
+                "UPDATE wallet_withdrawals SET state = 'landed', updated_at = $1 WHERE order_id = $2 AND payout_sig = $3",
+            )
+            .bind(crate::unix_now())
+            .bind(order_id)
+            .bind(&payout.signature)
+            .execute(app.store.pool())
+            .await
+            .map_err(StoreError::from)?;
+            Ok(true)
+        }
+        Confirmation::TimedOut => Ok(false),
+        Confirmation::Failed(_) | Confirmation::Expired => {
+            tracing::warn!(order = order_id, ?verdict, "a payout cannot land; asking the enclave for a new one");
+            match backend(app, agents).repay(mint, order_id).await {
+                Ok(Some(_)) => Ok(false),
+                Ok(None) => Ok(true),
+                // Its payout can still land after all (seen by the enclave's node): wait.
+                Err(RelayError::Enclave { code, .. }) if code == shared::wire::codes::NOTHING_TO_DO => Ok(false),
+                Err(e) => Err(e),
+            }
+        }
     }
-    sqlx::query("UPDATE wallet_withdrawals SET state = $1, updated_at = $2 WHERE order_id = $3 AND state = 'pending'")
-        .bind(state)
-        .bind(crate::unix_now())
-        .bind(order_id)
-        .execute(app.store.pool())
-        .await
-        .map_err(StoreError::from)?;
-    Ok(state == "landed")
 }
 
 /// Resends pending payouts until each has a verdict (a relay killed after recording one).
@@ -179,7 +192,7 @@ pub async fn run_payouts(app: App) {
     loop {
         tokio::time::sleep(PAYOUT_POLL).await;
         let rows = sqlx::query(
-            "SELECT order_id, payout_tx, payout_sig, last_valid_height FROM wallet_withdrawals \
+            "SELECT order_id, mint, payout_tx, payout_sig, last_valid_height FROM wallet_withdrawals \
              WHERE state = 'pending' AND updated_at <= $1 ORDER BY updated_at LIMIT 16",
         )
         .bind(crate::unix_now() - 2)
@@ -193,9 +206,10 @@ pub async fn run_payouts(app: App) {
             }
         };
         for row in rows {
-            let read = || -> Result<(String, SignedTx), sqlx::Error> {
+            let read = || -> Result<(String, String, SignedTx), sqlx::Error> {
                 Ok((
                     row.try_get("order_id")?,
+                    row.try_get("mint")?,
                     SignedTx {
                         transaction: row.try_get("payout_tx")?,
                         signature: row.try_get("payout_sig")?,
@@ -203,8 +217,8 @@ pub async fn run_payouts(app: App) {
                     },
                 ))
             };
-            let Ok((order_id, payout)) = read() else { continue };
-            if let Err(e) = land(&app, agents, &order_id, &payout, Duration::from_secs(5)).await {
+            let Ok((order_id, mint, payout)) = read() else { continue };
+            if let Err(e) = land(&app, agents, &mint, &order_id, &payout, Duration::from_secs(5)).await {
                 tracing::warn!(order = %order_id, error = %e, "payout not sent yet");
             }
         }

@@ -115,13 +115,13 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<String, StoreError>>,
 {
-    for _ in 0..32 {
+    for n in 1..=crate::store::BUSY_ATTEMPTS {
         match attempt().await {
-            Err(e) if is_busy_snapshot(&e) => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
+            Err(e) if is_busy_snapshot(&e) => crate::store::busy_pause(n).await,
             other => return Ok(other?),
         }
     }
-    Err(StoreError::Corrupt("could not record a wallet operation after 32 attempts").into())
+    Err(StoreError::Corrupt("could not record a wallet operation: the database stayed busy").into())
 }
 
 pub(super) async fn write_operation(

@@ -1,0 +1,113 @@
+//! Managed wallets on the local chain (docs/wallets.md): encrypts and withdrawals per minute
+//! through the relay and the enclave pool, `CONCURRENCY` wallets at a time, each operation
+//! signed by the wallet's owner and carried to its end (an encrypt polled to `settled`, a
+//! withdrawal answered `landed` or its payout seen on chain). Real release binaries;
+//! docs/benchmarks.md records the numbers.
+//!
+//! `make bench` builds the release binaries first (this looks for them beside itself).
+
+use std::time::{Duration, Instant};
+
+use e2e::chain::{address_of, new_key};
+use e2e::swaps::{SOL, SwapWorld};
+use serde_json::json;
+use shared::address::Address;
+
+const WALLETS: usize = 10;
+const ROUNDS: usize = 6;
+const USDC: u64 = 1_000_000;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let port = e2e::free_port();
+        let agents = json!({"wallets": {"webhookAllow": [format!("127.0.0.1:{port}")], "retryBaseSecs": 60}});
+        let limits = json!({"rateLimits": {"perAddressPerMinute": 0, "perKeyPerMinute": 0}});
+        let w = SwapWorld::start_with(agents, limits).await;
+        let client = w.client();
+        let mut wallets = Vec::new();
+        for _ in 0..WALLETS {
+            let owner = new_key();
+            let hook = format!("http://127.0.0.1:{port}/hook");
+            let created = client.create_wallet(&hook, Some(&address_of(&owner).to_string())).await.unwrap();
+            let address = Address::parse(&created.priv_address).unwrap();
+            w.chain.mint_to(&w.usdc, &address, 1_000 * USDC).await;
+            wallets.push((created.wallet_id, owner));
+        }
+        let statement = client.reserves(&w.usdc.to_string()).await.unwrap();
+        w.chain.fund_sol(&Address::parse(&statement.pool).unwrap(), 100 * SOL);
+        let mint = w.usdc.to_string();
+
+        let started = Instant::now();
+        for _ in 0..ROUNDS {
+            let runs = wallets.iter().map(|(id, owner)| {
+                let (client, mint) = (w.client(), mint.clone());
+                async move {
+                    let s = client.wallet_encrypt(id, &mint, &(10 * USDC).to_string(), Some(owner)).await.unwrap();
+                    let session = s["sessionId"].as_str().unwrap().to_string();
+                    loop {
+                        let state = client.session(&session).await.unwrap()["state"].as_str().unwrap().to_string();
+                        match state.as_str() {
+                            "settled" => break,
+                            "failed" => panic!("encrypt {session} failed"),
+                            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+                        }
+                    }
+                }
+            });
+            e2e::join_all(runs).await;
+        }
+        let encrypts = started.elapsed();
+
+        // The enclave's payout quiet period after its boot: one withdrawal waits it out first.
+        let (id, owner) = &wallets[0];
+        loop {
+            let destination = address_of(&new_key()).to_string();
+            match client.wallet_withdraw(id, &mint, "1", &destination, Some(owner)).await {
+                Ok(_) => break,
+                Err(e) if e.to_string().contains("pool_warming_up") => {
+                    tokio::time::sleep(Duration::from_millis(500)).await
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        let started = Instant::now();
+        let mut last = Vec::new();
+        for _ in 0..ROUNDS {
+            let runs = wallets.iter().map(|(id, owner)| {
+                let (client, mint) = (w.client(), mint.clone());
+                async move {
+                    let destination = address_of(&new_key());
+                    let done = client
+                        .wallet_withdraw(id, &mint, &(5 * USDC).to_string(), &destination.to_string(), Some(owner))
+                        .await
+                        .unwrap();
+                    (destination, done.status)
+                }
+            });
+            last = e2e::join_all(runs).await;
+        }
+        // Pending payouts land after the answer: count the time until the last round's did.
+        for (destination, _) in &last {
+            while w.balance(destination, &w.usdc).await < 5 * USDC {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        let withdrawals = started.elapsed();
+        let per_minute = |n: usize, d: Duration| n as f64 * 60.0 / d.as_secs_f64();
+        let ops = WALLETS * ROUNDS;
+        println!(
+            "wallet_encrypt ({ops}, {WALLETS} wallets at a time, owner-signed, to settled): {:.1} s, {:.0} per minute",
+            encrypts.as_secs_f64(),
+            per_minute(ops, encrypts)
+        );
+        println!(
+            "wallet_withdraw ({ops}, {WALLETS} wallets at a time, owner-signed, to landed): {:.1} s, {:.0} per minute",
+            withdrawals.as_secs_f64(),
+            per_minute(ops, withdrawals)
+        );
+        let statement = client.reserves(&mint).await.unwrap();
+        assert!(statement.solvent());
+        assert_eq!(statement.liabilities, statement.pool_balance, "everything in the pool is owed");
+    });
+}
