@@ -23,7 +23,7 @@ llm:
 
 lint:
 	cargo fmt --all -- --check
-	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+	cargo fmt --manifest-path tests/fuzz/Cargo.toml -- --check
 	cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 
 ## Benchmarks: enclave crypto, quote verification, sealed objects (criterion), debits/s, log

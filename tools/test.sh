@@ -24,12 +24,12 @@ tools/npm-install.sh tests/x402-peer tests/chain tests/mcp-peer tests/openai-pee
 tools/peers.sh .cache/peers
 export SVC_PEERS_DIR=$PWD/.cache/peers
 
-# The fuzz targets' smoke run (fuzz/smoke.sh, docs/fuzzing.md): every target built with
-# cargo-fuzz on the pinned stable toolchain (cached under fuzz/target) and run briefly over its
+# The fuzz targets' smoke run (tests/fuzz/smoke.sh, docs/fuzzing.md): every target built with
+# cargo-fuzz on the pinned stable toolchain (cached under tests/fuzz/target) and run briefly over its
 # committed corpus and a few thousand new inputs. cargo-fuzz is installed from crates.io when
 # missing, at the version docs/fuzzing.md records.
 cargo fuzz --version >/dev/null 2>&1 || cargo install --locked cargo-fuzz --version 0.13.2
-fuzz/smoke.sh
+tests/fuzz/smoke.sh
 
 # The model server stays quick enough while tests run if it keeps one thread for itself.
 export LLM_THREADS=${LLM_THREADS:-1}

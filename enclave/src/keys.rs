@@ -49,3 +49,25 @@ impl std::fmt::Debug for EnclaveKeys {
             .finish_non_exhaustive()
     }
 }
+
+/// An ed25519 seed as sealed objects carry it (base64 in their JSON), wiped when dropped.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct SeedText(String);
+
+impl SeedText {
+    pub fn of(key: &SigningKey) -> Self {
+        SeedText(shared::b64::encode(key.to_bytes()))
+    }
+
+    pub fn key(&self) -> Option<SigningKey> {
+        let seed = zeroize::Zeroizing::new(shared::b64::decode_array::<32>(&self.0)?);
+        Some(SigningKey::from_bytes(&seed))
+    }
+}
+
+impl Drop for SeedText {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.0);
+    }
+}

@@ -36,7 +36,7 @@ use shared::wire::SealedObject;
 use zeroize::Zeroizing;
 
 use crate::custody::Custody;
-use crate::keys::EnclaveKeys;
+use crate::keys::{EnclaveKeys, SeedText};
 use crate::swap::{SwapError, Swaps};
 use crate::swap_check::ata;
 
@@ -63,8 +63,10 @@ pub enum PrivacyError {
     Replayed,
     #[error("the owner's timestamp is outside the accepted window")]
     Stale,
-    #[error("the wallet's {0} balance is too small for this amount")]
-    Insufficient(&'static str),
+    #[error("the wallet's private balance is too small for this amount")]
+    InsufficientPrivate,
+    #[error("the wallet's public token account holds less than this amount")]
+    InsufficientPublic,
     #[error("the pool would hold {free} base units against {owed} owed")]
     ReservesShort { free: u64, owed: u128 },
     #[error("this book is not the newest this enclave sealed; read it again")]
@@ -85,7 +87,8 @@ impl PrivacyError {
             PrivacyError::OwnerSignatureInvalid => (403, codes::OWNER_SIGNATURE_INVALID),
             PrivacyError::Replayed => (409, codes::REPLAY_DETECTED),
             PrivacyError::Stale => (400, codes::STALE_TIMESTAMP),
-            PrivacyError::Insufficient(_) => (409, codes::INSUFFICIENT_PRIVATE_BALANCE),
+            PrivacyError::InsufficientPrivate => (409, codes::INSUFFICIENT_PRIVATE_BALANCE),
+            PrivacyError::InsufficientPublic => (409, codes::INSUFFICIENT_PUBLIC_BALANCE),
             PrivacyError::ReservesShort { .. } => (409, codes::RESERVES_SHORT),
             PrivacyError::BookStale => (409, codes::BOOK_STALE),
             PrivacyError::WarmingUp(_) => (503, codes::POOL_WARMING_UP),
@@ -113,7 +116,7 @@ fn chain_error(e: chain::ChainError) -> PrivacyError {
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct WalletSecret {
-    seed: String,
+    seed: SeedText,
     wallet_id: String,
     owner_pubkey: Option<String>,
 }
@@ -128,7 +131,7 @@ struct Wallet {
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PoolSecret {
-    seed: String,
+    seed: SeedText,
 }
 
 struct Pool {
@@ -238,7 +241,7 @@ impl Privacy {
         }
         let key = SigningKey::generate(&mut OsRng);
         let secret = WalletSecret {
-            seed: b64::encode(key.to_bytes()),
+            seed: SeedText::of(&key),
             wallet_id: request.wallet_id.clone(),
             owner_pubkey: request.owner_pubkey.clone(),
         };
@@ -248,7 +251,7 @@ impl Privacy {
     /// A new pool key.
     pub fn new_pool(custody: &Custody) -> Result<SealedObject, PrivacyError> {
         let key = SigningKey::generate(&mut OsRng);
-        seal_key(custody, POOL_KIND, &PoolSecret { seed: b64::encode(key.to_bytes()) }, &key)
+        seal_key(custody, POOL_KIND, &PoolSecret { seed: SeedText::of(&key) }, &key)
     }
 
     pub async fn step(
@@ -496,7 +499,7 @@ impl Privacy {
         self.prune_landed(swaps, &mut book).await?;
         let key = wallet.address.to_string();
         let held = book.balances.get(&key).copied().unwrap_or(0);
-        let left = held.checked_sub(fields.amount).ok_or(PrivacyError::Insufficient("private"))?;
+        let left = held.checked_sub(fields.amount).ok_or(PrivacyError::InsufficientPrivate)?;
         if left == 0 {
             book.balances.remove(&key);
         } else {
@@ -756,7 +759,7 @@ async fn encrypt_build(
     let source = ata(&wallet.address, &fields.mint);
     let held = chain.token_balance(&source).await.map_err(chain_error)?.unwrap_or(0);
     if held < fields.amount {
-        return Err(PrivacyError::Insufficient("public"));
+        return Err(PrivacyError::InsufficientPublic);
     }
     let decimals = swaps.decimals(&fields.mint).await?;
     let ixs = vec![
@@ -816,15 +819,10 @@ fn seal_key<T: Serialize>(
     })
 }
 
-fn seed_key(seed: &str) -> Result<SigningKey, PrivacyError> {
-    let seed = Zeroizing::new(b64::decode_array::<32>(seed).ok_or_else(sealed)?);
-    Ok(SigningKey::from_bytes(&seed))
-}
-
 fn open_wallet(custody: &Custody, blob: &str) -> Result<Wallet, PrivacyError> {
     let (_, plaintext) = custody.open_kind(blob, WALLET_KIND).map_err(|_| sealed())?;
     let secret: WalletSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
-    let key = seed_key(&secret.seed)?;
+    let key = secret.seed.key().ok_or_else(sealed)?;
     let owner = match &secret.owner_pubkey {
         Some(text) => {
             let bytes = Address::parse(text).ok_or_else(sealed)?.0;
@@ -838,7 +836,7 @@ fn open_wallet(custody: &Custody, blob: &str) -> Result<Wallet, PrivacyError> {
 fn open_pool(custody: &Custody, blob: &str) -> Result<Pool, PrivacyError> {
     let (_, plaintext) = custody.open_kind(blob, POOL_KIND).map_err(|_| sealed())?;
     let secret: PoolSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
-    let key = seed_key(&secret.seed)?;
+    let key = secret.seed.key().ok_or_else(sealed)?;
     Ok(Pool { address: Address(key.verifying_key().to_bytes()), key })
 }
 

@@ -24,7 +24,7 @@ use shared::wire::SealedObject;
 use zeroize::Zeroizing;
 
 use crate::custody::Custody;
-use crate::keys::EnclaveKeys;
+use crate::keys::{EnclaveKeys, SeedText};
 use crate::swap_check::{self, CheckError, ata};
 
 /// Sealed-object kind of a session: its key's seed with its terms.
@@ -85,7 +85,7 @@ pub enum SwapError {
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SessionSecret {
-    seed: String,
+    seed: SeedText,
     terms: SessionTerms,
 }
 
@@ -139,7 +139,7 @@ impl Swaps {
         let parsed = terms.parse().map_err(|e| SwapError::BadTerms(malformed_field(&e)))?;
         let key = SigningKey::generate(&mut OsRng);
         let address = Address(key.verifying_key().to_bytes());
-        let secret = SessionSecret { seed: b64::encode(key.to_bytes()), terms: terms.clone() };
+        let secret = SessionSecret { seed: SeedText::of(&key), terms: terms.clone() };
         let plaintext = Zeroizing::new(serde_json::to_vec(&secret).map_err(|_| SwapError::Sealed)?);
         let (id, blob) = custody.seal_new(SESSION_KIND, &plaintext).map_err(|_| SwapError::Sealed)?;
         let signature = keys.signer().sign(&SessionCommitment::message(&parsed, &address)).to_bytes();
@@ -163,8 +163,7 @@ impl Swaps {
     fn open(&self, custody: &Custody, blob: &str) -> Result<Session, SwapError> {
         let (_, plaintext) = custody.open_kind(blob, SESSION_KIND).map_err(|_| SwapError::Sealed)?;
         let secret: SessionSecret = serde_json::from_slice(&plaintext).map_err(|_| SwapError::Sealed)?;
-        let seed = Zeroizing::new(b64::decode_array::<32>(&secret.seed).ok_or(SwapError::Sealed)?);
-        let key = SigningKey::from_bytes(&seed);
+        let key = secret.seed.key().ok_or(SwapError::Sealed)?;
         let terms = secret.terms.parse().map_err(|_| SwapError::Sealed)?;
         Ok(Session { address: Address(key.verifying_key().to_bytes()), key, terms, text: secret.terms })
     }

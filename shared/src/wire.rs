@@ -433,6 +433,8 @@ pub mod codes {
     /// The owner signature does not verify over this request.
     pub const OWNER_SIGNATURE_INVALID: &str = "owner_signature_invalid";
     pub const INSUFFICIENT_PRIVATE_BALANCE: &str = "insufficient_private_balance";
+    /// Encrypt: the wallet's public token account holds less than the amount.
+    pub const INSUFFICIENT_PUBLIC_BALANCE: &str = "insufficient_public_balance";
     /// The pool would owe more than it holds: the operation is refused.
     pub const RESERVES_SHORT: &str = "reserves_short";
     /// A newer book exists (two operations on one mint at once): read it and retry.
@@ -490,6 +492,7 @@ pub mod codes {
             OWNER_SIGNATURE_REQUIRED,
             OWNER_SIGNATURE_INVALID,
             INSUFFICIENT_PRIVATE_BALANCE,
+            INSUFFICIENT_PUBLIC_BALANCE,
             RESERVES_SHORT,
             BOOK_STALE,
             POOL_WARMING_UP,

@@ -333,6 +333,16 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
     let bad_destination = json!({"mint": w.usdc.to_string(), "amount": "1", "destinationPubkey": "0OIl"}).to_string();
     assert_eq!(code(&post(&w, &path, API_KEY, &bad_destination, None).await), (400, "invalid_field"));
     assert_eq!(code(&post(&w, &path, API_KEY, &body, Some(("1", "", ""))).await), (400, "invalid_field"));
+    // More than the wallet's public balance (16 left on chain), owner-signed: refused, nothing moves.
+    let public_left = w.balance(&wallet, &w.usdc).await;
+    let over = json!({"mint": w.usdc.to_string(), "amount": (public_left + 1).to_string()}).to_string();
+    let headers = signed(&owner, &enc, &over, now(), "n-over");
+    let over_answer = post(&w, &enc, API_KEY, &over, Some((&headers.0, &headers.1, &headers.2))).await;
+    assert_eq!(code(&over_answer), (409, "insufficient_public_balance"));
+    assert_eq!(code(&post(&w, &path, API_KEY, "not json", None).await), (400, "bad_request"));
+    let zero =
+        json!({"mint": w.usdc.to_string(), "amount": "0", "destinationPubkey": destination.to_string()}).to_string();
+    assert_eq!(code(&post(&w, &path, API_KEY, &zero, None).await), (400, "invalid_amount"));
     assert_eq!(code(&get(&w, "/agents/v1/reserves", None).await), (400, "missing_required_fields"));
     assert_eq!(code(&get(&w, &format!("/agents/v1/reserves?mint={unlisted}"), None).await), (400, "invalid_mint"));
     // Nothing moved by any refusal.

@@ -35,7 +35,7 @@ pub struct Withdrawal {
 pub trait PrivacyBackend {
     /// The transaction that moves `{mint, amount}` from the wallet's public token account into
     /// the back end; the balance is credited by [`PrivacyBackend::credit`] once it landed.
-    async fn encrypt(&self, wallet: &Wallet, request: WalletRequest) -> Result<SignedTx, RelayError>;
+    async fn encrypt(&self, request: WalletRequest) -> Result<SignedTx, RelayError>;
     /// Credits a landed encrypt transaction, writing the operation's audit entry (`details`)
     /// with it; the wallet's new private balance, or None when it was credited already.
     async fn credit(
@@ -52,8 +52,9 @@ pub trait PrivacyBackend {
     /// same order, recorded on its row before it is sent; None when the order turned out paid
     /// (the row is then marked landed).
     async fn repay(&self, mint: &str, order_id: &str) -> Result<Option<SignedTx>, RelayError>;
-    /// The wallet's private balance of `mint` (0 when it has none).
-    async fn private_balance(&self, wallet: &Wallet, mint: &str) -> Result<u64, RelayError>;
+    /// The wallet's private balance of each mint (0 where it has none); None where the enclave
+    /// did not answer.
+    async fn private_balances(&self, wallet: &Wallet, mints: &[String]) -> Result<Vec<Option<u64>>, RelayError>;
     /// A signed statement of what the back end holds and owes in `mint`.
     async fn reserves(&self, mint: &str) -> Result<ReservesStatement, RelayError>;
 }
@@ -104,11 +105,25 @@ impl EnclavePoolBackend<'_> {
         }
     }
 
-    /// One attempt at changing the mint's book: the enclave's answer over the newest stored
-    /// book, and an open database transaction in which its new book replaced that one (compare
-    /// and set), for the caller to add its rows to and commit. None when another relay wrote
-    /// first or the enclave has a newer book: read again.
-    async fn book_step(
+    /// Changes the mint's book: the enclave's answer over the newest stored book, and an open
+    /// database transaction in which its new book replaced that one (compare and set), for the
+    /// caller to add its rows to and commit while it holds `books_lock`. Read again and redone
+    /// when another relay wrote first or the enclave has a newer book.
+    async fn change_book(
+        &self,
+        mint: &str,
+        request_for: impl Fn(Option<String>) -> PrivacyRequest,
+    ) -> Result<(PrivacyAnswer, sqlx::Transaction<'static, sqlx::Any>), RelayError> {
+        for _ in 0..BOOK_RETRIES {
+            if let Some(changed) = self.try_change_book(mint, &request_for).await? {
+                return Ok(changed);
+            }
+        }
+        Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
+    }
+
+    /// One attempt of [`Self::change_book`]; None when the book was not the newest.
+    async fn try_change_book(
         &self,
         mint: &str,
         request_for: impl Fn(Option<String>) -> PrivacyRequest,
@@ -156,8 +171,7 @@ impl EnclavePoolBackend<'_> {
 }
 
 impl PrivacyBackend for EnclavePoolBackend<'_> {
-    // The enclave signs for the wallet whose sealed key `request` carries.
-    async fn encrypt(&self, _wallet: &Wallet, request: WalletRequest) -> Result<SignedTx, RelayError> {
+    async fn encrypt(&self, request: WalletRequest) -> Result<SignedTx, RelayError> {
         let pool = self.pool().await?.blob;
         signed(&self.step(&PrivacyRequest::EncryptBuild { request, pool }).await?)
     }
@@ -179,25 +193,21 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             signature: signature.to_string(),
         };
         let _serial = self.books_lock.lock().await;
-        for _ in 0..BOOK_RETRIES {
-            let (answer, mut tx) = match self.book_step(mint, &request_for).await {
-                Ok(Some(step)) => step,
-                Ok(None) => continue,
-                // Credited by an earlier attempt whose answer this relay did not see through.
-                Err(RelayError::Enclave { code, message, .. })
-                    if code == codes::NOTHING_TO_DO && message.contains("already credited") =>
-                {
-                    return Ok(None);
-                }
-                Err(e) => return Err(e),
-            };
-            let op = Operation { kind: "encrypt", event_type: "wallet.encrypt", data: details.clone() };
-            records::write_operation(&mut tx, &wallet.id, &op, super::now_ms()).await?;
-            tx.commit().await.map_err(StoreError::from)?;
-            crate::failpoint::hit("privacy:credit:stored");
-            return Ok(answer.balance.and_then(|b| b.parse().ok()));
-        }
-        Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
+        let (answer, mut tx) = match self.change_book(mint, request_for).await {
+            Ok(changed) => changed,
+            // Credited by an earlier attempt whose answer this relay did not see through.
+            Err(RelayError::Enclave { code, message, .. })
+                if code == codes::NOTHING_TO_DO && message.contains("already credited") =>
+            {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        let op = Operation { kind: "encrypt", event_type: "wallet.encrypt", data: details };
+        records::write_operation(&mut tx, &wallet.id, &op, super::now_ms()).await?;
+        tx.commit().await.map_err(StoreError::from)?;
+        crate::failpoint::hit("privacy:credit:stored");
+        Ok(answer.balance.and_then(|b| b.parse().ok()))
     }
 
     async fn withdraw(&self, wallet: &Wallet, request: WalletRequest, now_ms: i64) -> Result<Withdrawal, RelayError> {
@@ -208,49 +218,46 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         let mint = asked("mint");
         let request_for = |book| PrivacyRequest::Withdraw { request: request.clone(), pool: pool.clone(), book };
         let _serial = self.books_lock.lock().await;
-        for _ in 0..BOOK_RETRIES {
-            let Some((answer, mut tx)) = self.book_step(&mint, &request_for).await? else { continue };
-            let order = answer.order.clone().ok_or(RelayError::EnclaveAnswer("the withdraw answer lacks its order"))?;
-            // What the enclave signed must be what was asked, by this wallet.
-            if order.verify().is_err()
-                || order.wallet != wallet.address
-                || order.wallet_id != wallet.id
-                || order.mint != mint
-                || order.amount != asked("amount")
-                || order.destination != asked("destinationPubkey")
-                || Some(&order.payout_signature) != answer.signature.as_ref()
-            {
-                return Err(RelayError::EnclaveAnswer("the enclave's withdrawal order does not match the request"));
-            }
-            let payout = signed(&answer)?;
-            let now = crate::unix_now();
-            sqlx::query(
-                "INSERT INTO wallet_withdrawals (order_id, wallet_id, mint, amount, destination, order_json, payout_tx, \
-                 payout_sig, last_valid_height, state, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $10)",
-            )
-            .bind(&order.order_id)
-            .bind(&wallet.id)
-            .bind(&order.mint)
-            .bind(&order.amount)
-            .bind(&order.destination)
-            .bind(serde_json::to_string(&order).map_err(|_| RelayError::Internal)?)
-            .bind(&payout.transaction)
-            .bind(&payout.signature)
-            .bind(payout.last_valid_block_height as i64)
-            .bind(now)
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError::from)?;
-            let data = json!({"walletId": wallet.id, "orderId": order.order_id, "mint": order.mint,
-                              "amount": order.amount, "destinationPubkey": order.destination,
-                              "queueSignature": order.signature, "callbackSignature": order.payout_signature});
-            let op = Operation { kind: "withdraw", event_type: "wallet.withdraw", data };
-            records::write_operation(&mut tx, &wallet.id, &op, now_ms).await?;
-            tx.commit().await.map_err(StoreError::from)?;
-            return Ok(Withdrawal { order, payout });
+        let (answer, mut tx) = self.change_book(&mint, request_for).await?;
+        let order = answer.order.clone().ok_or(RelayError::EnclaveAnswer("the withdraw answer lacks its order"))?;
+        // What the enclave signed must be what was asked, by this wallet.
+        if order.verify().is_err()
+            || order.wallet != wallet.address
+            || order.wallet_id != wallet.id
+            || order.mint != mint
+            || order.amount != asked("amount")
+            || order.destination != asked("destinationPubkey")
+            || Some(&order.payout_signature) != answer.signature.as_ref()
+        {
+            return Err(RelayError::EnclaveAnswer("the enclave's withdrawal order does not match the request"));
         }
-        Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
+        let payout = signed(&answer)?;
+        let now = crate::unix_now();
+        sqlx::query(
+            "INSERT INTO wallet_withdrawals (order_id, wallet_id, mint, amount, destination, order_json, payout_tx, \
+             payout_sig, last_valid_height, state, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $10)",
+        )
+        .bind(&order.order_id)
+        .bind(&wallet.id)
+        .bind(&order.mint)
+        .bind(&order.amount)
+        .bind(&order.destination)
+        .bind(serde_json::to_string(&order).map_err(|_| RelayError::Internal)?)
+        .bind(&payout.transaction)
+        .bind(&payout.signature)
+        .bind(payout.last_valid_block_height as i64)
+        .bind(now)
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::from)?;
+        let data = json!({"walletId": wallet.id, "orderId": order.order_id, "mint": order.mint,
+                          "amount": order.amount, "destinationPubkey": order.destination,
+                          "queueSignature": order.signature, "callbackSignature": order.payout_signature});
+        let op = Operation { kind: "withdraw", event_type: "wallet.withdraw", data };
+        records::write_operation(&mut tx, &wallet.id, &op, now_ms).await?;
+        tx.commit().await.map_err(StoreError::from)?;
+        Ok(Withdrawal { order, payout })
     }
 
     async fn repay(&self, mint: &str, order_id: &str) -> Result<Option<SignedTx>, RelayError> {
@@ -262,43 +269,47 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             order_id: order_id.to_string(),
         };
         let _serial = self.books_lock.lock().await;
-        for _ in 0..BOOK_RETRIES {
-            let Some((answer, mut tx)) = self.book_step(mint, &request_for).await? else { continue };
-            let payout = answer.transaction.is_some().then(|| signed(&answer)).transpose()?;
-            let now = crate::unix_now();
-            match &payout {
-                Some(p) => sqlx::query(
-                    "UPDATE wallet_withdrawals SET payout_tx = $1, payout_sig = $2, last_valid_height = $3, \
-                     state = 'pending', updated_at = $4 WHERE order_id = $5",
-                )
-                .bind(&p.transaction)
-                .bind(&p.signature)
-                .bind(p.last_valid_block_height as i64)
+        let (answer, mut tx) = self.change_book(mint, request_for).await?;
+        let payout = answer.transaction.is_some().then(|| signed(&answer)).transpose()?;
+        let now = crate::unix_now();
+        match &payout {
+            Some(p) => sqlx::query(
+                "UPDATE wallet_withdrawals SET payout_tx = $1, payout_sig = $2, last_valid_height = $3, \
+                 state = 'pending', updated_at = $4 WHERE order_id = $5",
+            )
+            .bind(&p.transaction)
+            .bind(&p.signature)
+            .bind(p.last_valid_block_height as i64)
+            .bind(now)
+            .bind(order_id),
+            None => sqlx::query("UPDATE wallet_withdrawals SET state = 'landed', updated_at = $1 WHERE order_id = $2")
                 .bind(now)
                 .bind(order_id),
-                None => {
-                    sqlx::query("UPDATE wallet_withdrawals SET state = 'landed', updated_at = $1 WHERE order_id = $2")
-                        .bind(now)
-                        .bind(order_id)
-                }
-            }
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError::from)?;
-            tx.commit().await.map_err(StoreError::from)?;
-            return Ok(payout);
         }
-        Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
+        .execute(&mut *tx)
+        .await
+        .map_err(StoreError::from)?;
+        tx.commit().await.map_err(StoreError::from)?;
+        Ok(payout)
     }
 
-    async fn private_balance(&self, wallet: &Wallet, mint: &str) -> Result<u64, RelayError> {
-        let Some(book) = book(self.store, mint).await? else { return Ok(0) };
-        let request = PrivacyRequest::Balance { wallet: self.blob(&wallet.object_id).await?, book: book.blob };
-        let answer = self.step(&request).await?;
-        answer
-            .balance
-            .and_then(|b| b.parse().ok())
-            .ok_or(RelayError::EnclaveAnswer("a balance answer without its balance"))
+    async fn private_balances(&self, wallet: &Wallet, mints: &[String]) -> Result<Vec<Option<u64>>, RelayError> {
+        // The wallet's sealed key is read once, and only if some mint has a book.
+        let mut wallet_blob = None;
+        let mut balances = Vec::with_capacity(mints.len());
+        for mint in mints {
+            let Some(book) = book(self.store, mint).await? else {
+                balances.push(Some(0));
+                continue;
+            };
+            if wallet_blob.is_none() {
+                wallet_blob = Some(self.blob(&wallet.object_id).await?);
+            }
+            let wallet = wallet_blob.clone().unwrap_or_default();
+            let answer = self.step(&PrivacyRequest::Balance { wallet, book: book.blob }).await;
+            balances.push(answer.ok().and_then(|a| a.balance).and_then(|b| b.parse().ok()));
+        }
+        Ok(balances)
     }
 
     async fn reserves(&self, mint: &str) -> Result<ReservesStatement, RelayError> {

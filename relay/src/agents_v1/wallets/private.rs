@@ -57,7 +57,7 @@ pub async fn start_encrypt(
     amount: u64,
 ) -> Result<Session, RelayError> {
     let agents = agents(app)?;
-    let signed: SignedTx = backend(app, agents).encrypt(wallet, request).await?;
+    let signed: SignedTx = backend(app, agents).encrypt(request).await?;
     let pool = super::backend::pool_address(&app.store).await?.ok_or(RelayError::Internal)?;
     let now = crate::unix_now();
     let session = Session {

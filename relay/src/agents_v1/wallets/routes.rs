@@ -280,13 +280,14 @@ pub async fn balance(
     }
     let owner = Address::parse(&wallet.address).ok_or(RelayError::Internal)?;
     let backend = super::private::backend(&app, agents);
+    let names: Vec<String> = mints.iter().map(Address::to_string).collect();
+    // Private balances as the enclave reads them from the sealed books.
+    let private = super::backend::PrivacyBackend::private_balances(&backend, &wallet, &names).await?;
     let mut balances = Vec::with_capacity(2 * mints.len());
-    for mint in mints {
-        // The private balance, as the enclave reads it from the sealed book.
-        let private = super::backend::PrivacyBackend::private_balance(&backend, &wallet, &mint.to_string()).await;
-        let state = if private.is_ok() { "encrypted" } else { "unknown" };
-        balances.push(WalletBalance { mint: mint.to_string(), state, raw: private.ok().map(|r| r.to_string()) });
-        let raw = fund::public_balance(&agents.chain, &owner, &mint).await;
+    for (mint, private) in mints.iter().zip(private) {
+        let state = if private.is_some() { "encrypted" } else { "unknown" };
+        balances.push(WalletBalance { mint: mint.to_string(), state, raw: private.map(|r| r.to_string()) });
+        let raw = fund::public_balance(&agents.chain, &owner, mint).await;
         let state = if raw.is_some() { "public" } else { "unknown" };
         balances.push(WalletBalance { mint: mint.to_string(), state, raw: raw.map(|r| r.to_string()) });
     }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# fuzz/smoke.sh [TARGET...]: builds every fuzz target (cargo-fuzz, stable toolchain, no
+# tests/fuzz/smoke.sh [TARGET...]: builds every fuzz target (cargo-fuzz, stable toolchain, no
 # sanitizer; docs/fuzzing.md) and runs each briefly: its committed corpus, then
 # SMOKE_RUNS (default 20000) new inputs, at most SMOKE_SECONDS (default 12) per target.
 # Any crash, panic, timeout or leak of memory past the limit fails the run; the input that
-# did it is kept under fuzz/artifacts/<target>/. The committed corpus is only read: what the
+# did it is kept under tests/fuzz/artifacts/<target>/. The committed corpus is only read: what the
 # run finds goes to a scratch directory, removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -12,8 +12,8 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$FUZZ_DIR/target}
 SMOKE_RUNS=${SMOKE_RUNS:-20000}
 SMOKE_SECONDS=${SMOKE_SECONDS:-12}
 
-command -v c++ >/dev/null || { echo "fuzz/smoke.sh: needs a C++ compiler (libFuzzer is built from source)" >&2; exit 1; }
-cargo fuzz --version >/dev/null 2>&1 || { echo "fuzz/smoke.sh: needs cargo-fuzz (cargo install --locked cargo-fuzz)" >&2; exit 1; }
+command -v c++ >/dev/null || { echo "tests/fuzz/smoke.sh: needs a C++ compiler (libFuzzer is built from source)" >&2; exit 1; }
+cargo fuzz --version >/dev/null 2>&1 || { echo "tests/fuzz/smoke.sh: needs cargo-fuzz (cargo install --locked cargo-fuzz)" >&2; exit 1; }
 
 # cargo-fuzz has no --locked: check the committed lock first, so a stale one fails here.
 cargo metadata --locked --format-version 1 >/dev/null
@@ -39,10 +39,10 @@ for T in "${TARGETS[@]}"; do
     failed+=("$T")
     mkdir -p "artifacts/$T"
     cp "$SCRATCH/$T/artifacts/"* "artifacts/$T/" 2>/dev/null || true
-    echo "fuzz smoke $T FAILED; the tail of its log, and the inputs kept in fuzz/artifacts/$T/:" >&2
+    echo "fuzz smoke $T FAILED; the tail of its log, and the inputs kept in tests/fuzz/artifacts/$T/:" >&2
     tail -n 40 "$SCRATCH/$T/log" >&2
     ls -l "artifacts/$T" >&2 || true
-    echo "reproduce: (cd fuzz && cargo fuzz run --sanitizer none $T artifacts/$T/<file>)" >&2
+    echo "reproduce: (cd tests/fuzz && cargo fuzz run --sanitizer none $T artifacts/$T/<file>)" >&2
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then

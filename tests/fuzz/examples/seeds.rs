@@ -4,8 +4,8 @@
 //! repository), payment transactions as the reference x402 client builds them, and request
 //! bodies, pages and model answers shaped like the real ones.
 //!
-//! `cargo run --manifest-path fuzz/Cargo.toml --example seeds -- <dir>` writes
-//! `<dir>/<target>/seed-<name>`; `fuzz/seeds.sh` runs it and merges the seeds into the corpus.
+//! `cargo run --manifest-path tests/fuzz/Cargo.toml --example seeds -- <dir>` writes
+//! `<dir>/<target>/seed-<name>`; `tests/fuzz/seeds.sh` runs it and merges the seeds into the corpus.
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +19,7 @@ use shared::wire::{AgentReplyPlaintext, ChatCompletion, ReplyPlaintext, ToolCall
 use standins::facilitator::ExactPayment;
 use svc_fuzz::{SeededRng, attest, enclave_keys, exchange, program_id, receipt_key, x402};
 
-const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
+const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/test-vectors/dcap-qvl-samples");
 
 struct Out {
     root: PathBuf,

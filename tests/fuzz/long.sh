@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# fuzz/long.sh TARGET [RUNS]: one long run of one target (default 10,000,000 executions in all) at
-# the lowest priority, new inputs collected in fuzz/long/<target>/ (not committed); then the
-# corpus is minimized: fuzz/corpus/<target>/ becomes the smallest set of its inputs and the new
+# tests/fuzz/long.sh TARGET [RUNS]: one long run of one target (default 10,000,000 executions in all) at
+# the lowest priority, new inputs collected in tests/fuzz/long/<target>/ (not committed); then the
+# corpus is minimized: tests/fuzz/corpus/<target>/ becomes the smallest set of its inputs and the new
 # ones covering everything they cover (libFuzzer -merge=1). Prints the numbers docs/fuzzing.md
-# records. Needs the targets built (fuzz/smoke.sh).
+# records. Needs the targets built (tests/fuzz/smoke.sh).
 #
 # JOBS=N splits the executions over N processes sharing the new-input directory (libFuzzer
 # re-reads it, so each finds what the others found), each with its own seed and log.

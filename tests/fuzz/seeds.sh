@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# fuzz/seeds.sh [TARGET...]: regenerates the seed inputs (examples/seeds.rs, which reads the DCAP
-# sample quotes from ../shared/test-vectors) and merges into fuzz/corpus/<target>/ those that
-# add coverage to what the corpus already covers. Needs the targets built (fuzz/smoke.sh or
+# tests/fuzz/seeds.sh [TARGET...]: regenerates the seed inputs (examples/seeds.rs, which reads the DCAP
+# sample quotes from ../shared/test-vectors) and merges into tests/fuzz/corpus/<target>/ those that
+# add coverage to what the corpus already covers. Needs the targets built (tests/fuzz/smoke.sh or
 # `cargo fuzz build --sanitizer none`).
 set -euo pipefail
 cd "$(dirname "$0")"
