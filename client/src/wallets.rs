@@ -149,6 +149,29 @@ impl Client {
         self.send_owner_signed(&path, &json!({"mint": mint, "amount": amount}), owner).await
     }
 
+    /// Swaps `amount` of `from_mint` from the wallet's public balance into `to_mint`, paid to
+    /// `destination`: `{sessionId, status, estimatedSeconds}` of a session the wallet funds
+    /// (poll it like a one-shot session).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn wallet_swap(
+        &self,
+        wallet_id: &str,
+        from_mint: &str,
+        to_mint: &str,
+        amount: &str,
+        destination: &str,
+        slippage_bps: Option<u16>,
+        owner: Option<&SigningKey>,
+    ) -> Result<Value, ClientError> {
+        let path = format!("/agents/v1/wallets/{}/swap", seg(wallet_id));
+        let mut body =
+            json!({"fromMint": from_mint, "toMint": to_mint, "amount": amount, "destinationPubkey": destination});
+        if let Some(bps) = slippage_bps {
+            body["slippageBps"] = json!(bps);
+        }
+        self.send_owner_signed(&path, &body, owner).await
+    }
+
     /// Pays `amount` of `mint` out of the private balance to `destination`; the answer's order
     /// is checked: signed by the attested enclave, for exactly this request.
     pub async fn wallet_withdraw(

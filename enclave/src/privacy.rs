@@ -31,7 +31,8 @@ use shared::privacy::{
     WithdrawalOrder,
 };
 use shared::solana::programs::TOKEN_PROGRAM;
-use shared::solana::{Message, Transaction, associated_token, memo, token};
+use shared::solana::{Message, Transaction, associated_token, memo, system, token};
+use shared::swap::SessionTerms;
 use shared::wire::SealedObject;
 use zeroize::Zeroizing;
 
@@ -48,6 +49,11 @@ pub const DEFAULT_QUIET_BLOCKS: u64 = 151;
 /// What the pool key must hold to pay a transaction's fee and, at most, one new token
 /// account's rent (2,039,280 lamports).
 const POOL_MIN_LAMPORTS: u64 = 2_100_000;
+/// A managed swap's session key's fees, on top of two token accounts' rent (as the relay gives
+/// a one-shot session).
+const SESSION_FEE_LAMPORTS: u64 = 50_000;
+/// A managed swap's session terms expire after this; its funding is signed at once.
+const MANAGED_SESSION_SECS: u64 = 600;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PrivacyError {
@@ -264,8 +270,12 @@ impl Privacy {
     ) -> Result<PrivacyAnswer, PrivacyError> {
         match request {
             PrivacyRequest::EncryptBuild { request, pool } => {
-                let (wallet, fields) = self.authorized(custody, &request, "encrypt", now)?;
-                encrypt_build(swaps, &wallet, &open_pool(custody, &pool)?, &fields).await
+                let (wallet, body) = self.authorized(custody, &request, "encrypt", now)?;
+                encrypt_build(swaps, &wallet, &open_pool(custody, &pool)?, &read_fields(&body, false)?).await
+            }
+            PrivacyRequest::SwapFund { request, pool } => {
+                let (wallet, body) = self.authorized(custody, &request, "swap", now)?;
+                swap_fund(swaps, custody, keys, &wallet, &open_pool(custody, &pool)?, &body, now).await
             }
             PrivacyRequest::EncryptCredit { wallet, pool, book, mint, signature } => {
                 let wallet = open_wallet(custody, &wallet)?;
@@ -275,7 +285,8 @@ impl Privacy {
                 self.encrypt_credit(swaps, custody, &wallet, &pool, book, &signature).await
             }
             PrivacyRequest::Withdraw { request, pool, book } => {
-                let (wallet, fields) = self.authorized(custody, &request, "withdraw", now)?;
+                let (wallet, body) = self.authorized(custody, &request, "withdraw", now)?;
+                let fields = read_fields(&body, true)?;
                 let pool = open_pool(custody, &pool)?;
                 let book = self.open_book(custody, book.as_deref(), &fields.mint, &pool)?;
                 self.withdraw(swaps, custody, keys, &wallet, &pool, book, &fields, now).await
@@ -301,15 +312,15 @@ impl Privacy {
         }
     }
 
-    /// Opens the wallet and reads the step's fields from the caller's body, after checking the
-    /// owner's signature when the wallet has an owner.
+    /// Opens the wallet and the caller's JSON body, after checking the owner's signature over
+    /// that body when the wallet has an owner.
     fn authorized(
         &self,
         custody: &Custody,
         request: &WalletRequest,
         op: &str,
         now: u64,
-    ) -> Result<(Wallet, Fields), PrivacyError> {
+    ) -> Result<(Wallet, Value), PrivacyError> {
         let wallet = open_wallet(custody, &request.wallet)?;
         let body = b64::decode(&request.body).map_err(|_| PrivacyError::BadBody("body"))?;
         if let Some(owner) = &wallet.owner {
@@ -317,7 +328,8 @@ impl Privacy {
             let path = format!("/agents/v1/wallets/{}/{op}", wallet.id);
             self.check_owner(owner, auth, &path, &body, now)?;
         }
-        Ok((wallet, read_fields(&body, op == "withdraw")?))
+        let body = serde_json::from_slice(&body).map_err(|_| PrivacyError::BadBody("not a JSON object"))?;
+        Ok((wallet, body))
     }
 
     fn check_owner(
@@ -548,6 +560,7 @@ impl Privacy {
             balance: Some(left.to_string()),
             order: Some(order),
             reserves: None,
+            session: None,
         })
     }
 
@@ -762,7 +775,7 @@ async fn encrypt_build(
         return Err(PrivacyError::InsufficientPublic);
     }
     let decimals = swaps.decimals(&fields.mint).await?;
-    let ixs = vec![
+    let ixs = [
         associated_token::create_idempotent(&pool.address, &pool.address, &fields.mint, &TOKEN_PROGRAM),
         token::transfer_checked(
             &source,
@@ -773,33 +786,113 @@ async fn encrypt_build(
             decimals,
         ),
     ];
-    let blockhash = chain.latest_blockhash().await.map_err(chain_error)?;
-    let message = Message::compile(&pool.address, &ixs, blockhash.blockhash).map_err(|_| sealed())?;
+    sign_from_wallet(swaps, wallet, pool, &ixs, &fields.mint, fields.amount).await
+}
+
+/// A managed swap: a swap session (`crate::swap`) whose terms are the request's, with the
+/// wallet as its payer (every refund returns to the wallet), and its funding signed by the
+/// wallet (the tokens) and the pool (the fee, the session's input account and its lamports,
+/// whose remainder the session's close gives the wallet). The least output is the router's
+/// quote now less the request's `slippageBps`, so a relay cannot loosen it.
+async fn swap_fund(
+    swaps: &Swaps,
+    custody: &Custody,
+    keys: &EnclaveKeys,
+    wallet: &Wallet,
+    pool: &Pool,
+    body: &Value,
+    now: u64,
+) -> Result<PrivacyAnswer, PrivacyError> {
+    let (from_mint, to_mint) = (address_field(body, "fromMint")?, address_field(body, "toMint")?);
+    let (amount, destination) = (amount_field(body)?, address_field(body, "destinationPubkey")?);
+    let slippage = match body.get("slippageBps").filter(|v| !v.is_null()) {
+        None => crate::swap::SLIPPAGE_BPS,
+        Some(v) => v.as_u64().filter(|b| *b <= 10_000).ok_or(PrivacyError::BadBody("slippageBps"))? as u16,
+    };
+    if destination == wallet.address || from_mint == to_mint {
+        return Err(PrivacyError::BadBody("destinationPubkey"));
+    }
+    let chain = swaps.chain();
+    let source = ata(&wallet.address, &from_mint);
+    if chain.token_balance(&source).await.map_err(chain_error)?.unwrap_or(0) < amount {
+        return Err(PrivacyError::InsufficientPublic);
+    }
+    let rent = chain.minimum_balance_for_rent_exemption(token::ACCOUNT_LEN).await.map_err(chain_error)?;
+    let lamports = 2 * rent + SESSION_FEE_LAMPORTS;
+    if chain.balance(&pool.address).await.map_err(chain_error)? < lamports + POOL_MIN_LAMPORTS {
+        return Err(PrivacyError::PoolUnfunded(pool.address.to_string()));
+    }
+    let min_out = swaps.least_out(&from_mint, &to_mint, amount, slippage).await?;
+    if min_out == 0 {
+        return Err(PrivacyError::BadBody("amount"));
+    }
+    let mut id = [0u8; 16];
+    OsRng.fill_bytes(&mut id);
+    let terms = SessionTerms {
+        session_id: shared::swap::format_uuid(&id),
+        payer: wallet.address.to_string(),
+        from_mint: from_mint.to_string(),
+        to_mint: to_mint.to_string(),
+        amount: amount.to_string(),
+        destination: destination.to_string(),
+        min_out: min_out.to_string(),
+        expires_at: now + MANAGED_SESSION_SECS,
+    };
+    let opened = swaps.open_session(custody, keys, terms)?;
+    let session_key = Address::parse(&opened.commitment.ephemeral_pubkey).ok_or_else(sealed)?;
+    let decimals = swaps.decimals(&from_mint).await?;
+    let ixs = [
+        associated_token::create_idempotent(&pool.address, &session_key, &from_mint, &TOKEN_PROGRAM),
+        token::transfer_checked(&source, &from_mint, &ata(&session_key, &from_mint), &wallet.address, amount, decimals),
+        system::transfer(&pool.address, &session_key, lamports),
+        memo::memo(shared::swap::funding::memo_text(&id).as_bytes(), &[]),
+    ];
+    let funding = sign_from_wallet(swaps, wallet, pool, &ixs, &from_mint, amount).await?;
+    Ok(PrivacyAnswer { session: Some(opened), ..funding })
+}
+
+/// A transaction of the pool (fee payer) and the wallet, signed by both.
+async fn sign_from_wallet(
+    swaps: &Swaps,
+    wallet: &Wallet,
+    pool: &Pool,
+    ixs: &[shared::solana::Instruction],
+    mint: &Address,
+    amount: u64,
+) -> Result<PrivacyAnswer, PrivacyError> {
+    let blockhash = swaps.chain().latest_blockhash().await.map_err(chain_error)?;
+    let message = Message::compile(&pool.address, ixs, blockhash.blockhash).map_err(|_| sealed())?;
     let mut tx = Transaction::new_unsigned(message);
     tx.sign(&[&pool.key, &wallet.key]).map_err(|_| sealed())?;
     Ok(PrivacyAnswer {
         transaction: Some(b64::encode(tx.serialize())),
         signature: Some(tx.id()),
         last_valid_block_height: Some(blockhash.last_valid_block_height),
-        mint: Some(fields.mint.to_string()),
-        amount: Some(fields.amount.to_string()),
+        mint: Some(mint.to_string()),
+        amount: Some(amount.to_string()),
         ..Default::default()
     })
 }
 
 /// `{mint, amount}` (and `destinationPubkey` for a withdrawal) from the caller's JSON body;
 /// `amount` is base units as a string.
-fn read_fields(body: &[u8], with_destination: bool) -> Result<Fields, PrivacyError> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| PrivacyError::BadBody("not a JSON object"))?;
-    let text = |name: &'static str| value.get(name).and_then(Value::as_str).ok_or(PrivacyError::BadBody(name));
-    let mint = Address::parse(text("mint")?).ok_or(PrivacyError::BadBody("mint"))?;
-    let amount =
-        shared::swap::parse_amount(text("amount")?).filter(|a| *a > 0).ok_or(PrivacyError::BadBody("amount"))?;
+fn read_fields(body: &Value, with_destination: bool) -> Result<Fields, PrivacyError> {
+    let mint = address_field(body, "mint")?;
+    let amount = amount_field(body)?;
     let destination = match with_destination {
-        true => Some(Address::parse(text("destinationPubkey")?).ok_or(PrivacyError::BadBody("destinationPubkey"))?),
+        true => Some(address_field(body, "destinationPubkey")?),
         false => None,
     };
     Ok(Fields { mint, amount, destination })
+}
+
+fn address_field(body: &Value, name: &'static str) -> Result<Address, PrivacyError> {
+    body.get(name).and_then(Value::as_str).and_then(Address::parse).ok_or(PrivacyError::BadBody(name))
+}
+
+fn amount_field(body: &Value) -> Result<u64, PrivacyError> {
+    let text = body.get("amount").and_then(Value::as_str);
+    text.and_then(shared::swap::parse_amount).filter(|a| *a > 0).ok_or(PrivacyError::BadBody("amount"))
 }
 
 fn seal_key<T: Serialize>(
@@ -853,7 +946,8 @@ mod tests {
     fn fields_come_from_the_body_and_are_strict() {
         let mint = Address([3; 32]).to_string();
         let body = format!(r#"{{"mint":"{mint}","amount":"25","destinationPubkey":"{mint}"}}"#);
-        let f = read_fields(body.as_bytes(), true).unwrap();
+        let json = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        let f = read_fields(&json(&body), true).unwrap();
         assert_eq!(
             (f.mint.to_string(), f.amount, f.destination.map(|d| d.to_string())),
             (mint.clone(), 25, Some(mint.clone()))
@@ -865,10 +959,10 @@ mod tests {
             r#"{"mint":"x","amount":"1"}"#.to_string(),
             "[]".to_string(),
         ] {
-            assert!(read_fields(bad.as_bytes(), false).is_err(), "{bad}");
+            assert!(read_fields(&json(&bad), false).is_err(), "{bad}");
         }
         let no_destination = format!(r#"{{"mint":"{mint}","amount":"1"}}"#);
-        assert!(read_fields(no_destination.as_bytes(), true).is_err());
+        assert!(read_fields(&json(&no_destination), true).is_err());
     }
 
     #[test]

@@ -31,7 +31,7 @@ use crate::swap_check::{self, CheckError, ata};
 pub const SESSION_KIND: &str = "swap-session";
 /// A transaction fee per signature (lamports).
 const SIGNATURE_FEE: u64 = 5_000;
-const SLIPPAGE_BPS: u16 = 100;
+pub(crate) const SLIPPAGE_BPS: u16 = 100;
 
 /// The `swaps` section of the enclave configuration (measured).
 #[derive(Debug, Clone, Deserialize)]
@@ -272,6 +272,22 @@ impl Swaps {
         let mut tx = Transaction::new_unsigned(message);
         tx.sign(&[&s.key]).map_err(|_| SwapError::Sealed)?;
         Ok(signed(&tx, blockhash.last_valid_block_height, moved))
+    }
+
+    /// The router's output for `amount` now, less `slippage_bps`: a managed swap's least output.
+    pub(crate) async fn least_out(
+        &self,
+        from_mint: &Address,
+        to_mint: &Address,
+        amount: u64,
+        slippage_bps: u16,
+    ) -> Result<u64, SwapError> {
+        let quote = self
+            .router
+            .quote(from_mint, to_mint, amount, slippage_bps)
+            .await
+            .map_err(|e| SwapError::Router(e.to_string()))?;
+        Ok((u128::from(quote.out_amount) * u128::from(10_000 - slippage_bps.min(10_000)) / 10_000) as u64)
     }
 
     /// The enclave's own view of the chain.

@@ -51,8 +51,8 @@ fn session(id: &str, expires_at: i64) -> Session {
 
 async fn lifecycle(store: &Store) {
     let now = 1_000;
-    sessions::insert(store, &session("a", now + 600)).await.unwrap();
-    sessions::insert(store, &session("b", now + 600)).await.unwrap();
+    sessions::insert(store.pool(), &session("a", now + 600)).await.unwrap();
+    sessions::insert(store.pool(), &session("b", now + 600)).await.unwrap();
     // Waiting for funding and not expired: no worker takes it.
     assert!(sessions::claim(store, now, 30).await.unwrap().is_none());
 
@@ -91,13 +91,13 @@ async fn lifecycle(store: &Store) {
     assert_eq!(sessions::claim(store, now + 40, 30).await.unwrap().unwrap().state, state::SWAPPED);
 
     // An expired session waiting for funding is taken (to close or refund it).
-    sessions::insert(store, &session("c", now)).await.unwrap();
+    sessions::insert(store.pool(), &session("c", now)).await.unwrap();
     let expired = sessions::claim(store, now + 100, 30).await.unwrap().expect("the expired session");
     assert_eq!(expired.id, "c");
 }
 
 async fn receipts_commit_once(store: &Store) {
-    sessions::insert(store, &session("0f8e4a2c-1b3d-4e5f-8a9b-0c1d2e3f4a5b", 2_000)).await.unwrap();
+    sessions::insert(store.pool(), &session("0f8e4a2c-1b3d-4e5f-8a9b-0c1d2e3f4a5b", 2_000)).await.unwrap();
     let key = ed25519_dalek::SigningKey::from_bytes(&[5; 32]);
     let program = shared::address::default_program_id();
     let log = CommitLog::new(key, program, store.clone());
@@ -152,7 +152,7 @@ async fn concurrent_claims(a: Store, b: Store) {
     let now = 5_000;
     for i in 0..20 {
         let id = format!("p{i}");
-        sessions::insert(&a, &session(&id, now + 600)).await.unwrap();
+        sessions::insert(a.pool(), &session(&id, now + 600)).await.unwrap();
         sessions::record_funding(&a, &id, &format!("psig-{i}"), state::FUNDED, None, now).await.unwrap().unwrap();
     }
     let take = |store: Store| async move {

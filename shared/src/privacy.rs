@@ -84,6 +84,10 @@ pub enum PrivacyRequest {
     /// A withdrawal whose payout failed on chain or expired unseen: a new payout for the same
     /// order (`nothing_to_do` while the last one can still land, or once one landed).
     Settle { pool: String, book: String, mint: String, order_id: String },
+    /// A managed swap (`{fromMint, toMint, amount, destinationPubkey, slippageBps}`): a swap
+    /// session whose terms are the request's, with the wallet as its payer, and its funding
+    /// from the wallet, signed.
+    SwapFund { request: WalletRequest, pool: String },
 }
 
 /// A sealed book and its version (the relay stores both; only the enclave reads the book).
@@ -119,6 +123,9 @@ pub struct PrivacyAnswer {
     pub order: Option<WithdrawalOrder>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reserves: Option<ReservesStatement>,
+    /// The swap session a managed swap opened (its funding is `transaction`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<crate::swap::OpenedSession>,
 }
 
 /// A signature as the signed documents carry it: base58, like a Solana transaction signature.

@@ -7,6 +7,7 @@ pub mod chain;
 pub mod postgres;
 pub mod sealed;
 pub mod swaps;
+pub mod wallets;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -11,112 +11,18 @@
 use std::time::{Duration, Instant};
 
 use chain::Chain;
-use e2e::swaps::{SOL, SwapWorld};
+use e2e::swaps::SwapWorld;
+use e2e::wallets::{OTHER_KEY, WAIT, code, fund_pool, get, now, post, settle, signed, svc, world_on};
 use e2e::{API_KEY, chain::address_of, chain::new_key};
-use ed25519_dalek::{Signer, SigningKey};
+use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use shared::address::Address;
 
-const OTHER_KEY: &str = "sk_svc_e2e_other_account";
 const USDC: u64 = 1_000_000;
-const WAIT: Duration = Duration::from_secs(90);
 
 /// The world and a webhook URL its relay accepts.
 async fn world() -> (SwapWorld, String) {
     world_on(None).await
-}
-
-/// As [`world`], on the PostgreSQL at `database_url` when given (else the relay's SQLite).
-async fn world_on(database_url: Option<String>) -> (SwapWorld, String) {
-    // Webhooks go to a port nothing listens on (allowed explicitly); they are retried, which
-    // is not what this file tests.
-    let port = e2e::free_port();
-    let agents = json!({"wallets": {"webhookAllow": [format!("127.0.0.1:{port}")], "retryBaseSecs": 1,
-                                    "retryMaxSecs": 2, "webhookTimeoutSecs": 1, "pollMillis": 200}});
-    let mut relay = json!({"apiKeys": [API_KEY, OTHER_KEY]});
-    if let Some(url) = database_url {
-        relay["databaseUrl"] = json!(url);
-    }
-    (SwapWorld::start_with(agents, relay).await, format!("http://127.0.0.1:{port}/hook"))
-}
-
-/// A raw request: the body as given, optional owner headers.
-async fn post(w: &SwapWorld, path: &str, key: &str, body: &str, owner: Option<(&str, &str, &str)>) -> (u16, Value) {
-    let mut request = reqwest::Client::new()
-        .post(format!("{}{path}", w.stack.relay_url))
-        .bearer_auth(key)
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    if let Some((timestamp, nonce, signature)) = owner {
-        request = request
-            .header("x-owner-timestamp", timestamp)
-            .header("x-owner-nonce", nonce)
-            .header("x-owner-signature", signature);
-    }
-    let r = request.send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
-async fn get(w: &SwapWorld, path: &str, key: Option<&str>) -> (u16, Value) {
-    let mut request = reqwest::Client::new().get(format!("{}{path}", w.stack.relay_url));
-    if let Some(key) = key {
-        request = request.bearer_auth(key);
-    }
-    let r = request.send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-}
-
-/// The owner headers for `body` at `path`, signed by `key`.
-fn signed(key: &SigningKey, path: &str, body: &str, timestamp: u64, nonce: &str) -> (String, String, String) {
-    let message = shared::privacy::owner_message("POST", path, body.as_bytes(), timestamp, nonce);
-    (timestamp.to_string(), nonce.to_string(), shared::b64::encode(key.sign(&message).to_bytes()))
-}
-
-/// `svc --json ARGS` against the stack, verifying the dev enclave; its JSON.
-fn svc(w: &SwapWorld, args: &[&str]) -> Value {
-    let measurements = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../measurements/dev.json");
-    let out = std::process::Command::new(e2e::binary("svc"))
-        .args(["--json", "--relay", &w.stack.relay_url, "--api-key", API_KEY, "--measurements"])
-        .arg(measurements)
-        .arg("--dev-root")
-        .arg(w.stack.dev_root_pem_path())
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "svc {args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("svc {args:?}: not JSON: {stdout}"))
-}
-
-fn code(answer: &(u16, Value)) -> (u16, &str) {
-    (answer.0, answer.1["error"].as_str().unwrap_or("?"))
-}
-
-/// Polls a session until it is settled or failed.
-async fn settle(w: &SwapWorld, session_id: &str) -> Value {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let (status, s) = get(w, &format!("/agents/v1/sessions/{session_id}"), Some(API_KEY)).await;
-        assert_eq!(status, 200, "{s}");
-        if s["state"] == "settled" || s["state"] == "failed" {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "session {session_id} stuck in {}", s["state"]);
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
-
-/// The pool's address, made on first use; funded with SOL for fees and rent.
-async fn fund_pool(w: &SwapWorld) -> Address {
-    let (status, statement) = get(w, &format!("/agents/v1/reserves?mint={}", w.usdc), None).await;
-    assert_eq!(status, 200, "{statement}");
-    let pool = Address::parse(statement["pool"].as_str().unwrap()).unwrap();
-    w.chain.fund_sol(&pool, 5 * SOL);
-    pool
 }
 
 /// Withdraws, retrying while the enclave's payout quiet period of its boot runs.

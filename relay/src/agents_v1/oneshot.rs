@@ -199,7 +199,7 @@ async fn open(
         lease_owner: None,
     };
     crate::enclaves::objects::insert(&app.store, &opened.object, now).await?;
-    sessions::insert(&app.store, &session).await?;
+    sessions::insert(app.store.pool(), &session).await?;
     tracing::info!(session = %session_id, "swap session opened");
     Ok(OneshotStart {
         session_id,

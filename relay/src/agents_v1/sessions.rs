@@ -24,9 +24,13 @@ pub mod state {
     /// the private balance is credited.
     pub const ENCRYPTING: &str = "encrypting";
     pub const CREDITING: &str = "crediting";
+    /// Managed swaps (mode `managed`): the wallet's funding of the session is on its way; then
+    /// as a one-shot session from `funded`.
+    pub const FUNDING: &str = "funding";
 
     /// The states a worker advances (the others wait for the client, or are done).
-    pub const WORKING: [&str; 8] = [FUNDED, SWAPPING, SWAPPED, DELIVERING, DELIVERED, REFUNDING, ENCRYPTING, CREDITING];
+    pub const WORKING: [&str; 9] =
+        [FUNDED, SWAPPING, SWAPPED, DELIVERING, DELIVERED, REFUNDING, ENCRYPTING, CREDITING, FUNDING];
 }
 
 /// One session row.
@@ -138,7 +142,8 @@ fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
     })
 }
 
-pub async fn insert(store: &Store, s: &Session) -> Result<(), StoreError> {
+/// Inserts a new session through `db` (the pool, or an open transaction).
+pub async fn insert<'e>(db: impl sqlx::Executor<'e, Database = sqlx::Any>, s: &Session) -> Result<(), StoreError> {
     sqlx::query(&format!(
         "INSERT INTO swap_sessions ({COLUMNS}, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
          $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, \
@@ -182,7 +187,7 @@ pub async fn insert(store: &Store, s: &Session) -> Result<(), StoreError> {
     .bind(s.created_at)
     .bind(s.updated_at)
     .bind(&s.lease_owner)
-    .execute(store.pool())
+    .execute(db)
     .await?;
     Ok(())
 }

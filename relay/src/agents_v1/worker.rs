@@ -32,6 +32,7 @@ mod kind {
     pub const DELIVER: &str = "deliver";
     pub const REFUND: &str = "refund";
     pub const ENCRYPT: &str = crate::agents_v1::wallets::private::KIND_ENCRYPT;
+    pub const FUND: &str = crate::agents_v1::wallets::private::KIND_FUND;
 }
 
 /// Wakes one idle worker (a session just became workable).
@@ -262,6 +263,7 @@ async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
                 kind::SWAP => state::SWAPPED,
                 kind::DELIVER => state::DELIVERED,
                 kind::ENCRYPT => state::CREDITING,
+                kind::FUND => state::FUNDED,
                 _ => state::FAILED,
             }
             .into();
@@ -270,10 +272,12 @@ async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
         Confirmation::Failed(_) | Confirmation::Expired => {
             tracing::info!(session = %s.id, kind = %pending.kind, ?verdict, "transaction did not land; rebuilding");
             s.pending = None;
-            // An encrypt is signed under the owner's one-time signature: it is not rebuilt. The
-            // tokens never left the wallet; the owner asks again.
-            if pending.kind == kind::ENCRYPT {
-                return Ok(fail_to(s, state::FAILED, "encrypt_failed"));
+            // An encrypt or a managed swap's funding is signed under the owner's one-time
+            // signature: it is not rebuilt. The tokens never left the wallet; the owner asks again.
+            match pending.kind.as_str() {
+                kind::ENCRYPT => return Ok(fail_to(s, state::FAILED, "encrypt_failed")),
+                kind::FUND => return Ok(fail_to(s, state::FAILED, "funding_failed")),
+                _ => {}
             }
             s.attempts += 1;
             let exhausted = s.attempts >= i64::from(agents.config.max_attempts);

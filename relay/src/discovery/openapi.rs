@@ -51,6 +51,7 @@ use crate::state::App;
         crate::agents_v1::wallets::routes::create,
         crate::agents_v1::wallets::routes::fund_intent,
         crate::agents_v1::wallets::routes::balance,
+        crate::agents_v1::wallets::routes::swap,
         crate::agents_v1::wallets::routes::encrypt,
         crate::agents_v1::wallets::routes::withdraw,
         crate::agents_v1::wallets::routes::reserves,

@@ -296,8 +296,10 @@ impl Tools {
         self.route(&parts, post("/agents/v1/wallets".into(), json!({"webhookUrl": a.webhook_url}))).await
     }
 
-    #[tool(description = "Swap from a managed wallet (POST /agents/v1/wallets/{id}/swap; Soon); the service signs. \
-                          MOVES REAL FUNDS.", input_schema = schema_for_type::<ManagedSwapArgs>())]
+    #[tool(description = "Swap from a managed wallet's public balance to a destination (POST \
+                          /agents/v1/wallets/{id}/swap): a session to poll; the enclave signs. A wallet created with an \
+                          owner key needs the owner's signature, which this tool cannot add: use svc. MOVES REAL FUNDS.",
+           input_schema = schema_for_type::<ManagedSwapArgs>())]
     async fn priv_swap_managed(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
         let a: ManagedSwapArgs = match parse(args) {
             Ok(a) => a,

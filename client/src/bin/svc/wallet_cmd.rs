@@ -1,4 +1,4 @@
-//! `svc wallet create|fund|encrypt|withdraw|balance|audit|reserves`: managed wallets (Mode A, docs/wallets.md).
+//! `svc wallet create|fund|swap|encrypt|withdraw|balance|audit|reserves`: managed wallets (Mode A, docs/wallets.md).
 
 use std::path::PathBuf;
 
@@ -21,6 +21,25 @@ pub enum WalletCommand {
         /// signed by it (`--owner-key`), which the enclave checks.
         #[arg(long)]
         owner_pubkey: Option<String>,
+    },
+    /// Swap from the wallet's public balance, the output paid to `--to`: a swap session the
+    /// wallet funds. Prints the session to poll (`svc swap status`).
+    Swap {
+        wallet_id: String,
+        #[arg(long)]
+        from_mint: String,
+        #[arg(long)]
+        to_mint: String,
+        /// Base units of the input.
+        #[arg(long)]
+        amount: u64,
+        /// The address whose token account receives the output.
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        slippage_bps: Option<u16>,
+        #[arg(long)]
+        owner_key: Option<PathBuf>,
     },
     /// Move tokens from the wallet's public balance into its private (encrypted) balance.
     /// Prints the session to poll (`svc swap status`).
@@ -126,6 +145,17 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
                 false => println!("{signature}"),
             }
             eprintln!("sent {amount} base units of {mint} to {}", intent.to);
+        }
+        WalletCommand::Swap { wallet_id, from_mint, to_mint, amount, to, slippage_bps, owner_key } => {
+            let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
+            let amount = amount.to_string();
+            let started = client
+                .wallet_swap(&wallet_id, &from_mint, &to_mint, &amount, &to, slippage_bps, owner.as_ref())
+                .await?;
+            match json {
+                true => print_json(&started),
+                false => println!("{}", started["sessionId"].as_str().unwrap_or("?")),
+            }
         }
         WalletCommand::Encrypt { wallet_id, mint, amount, owner_key } => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;

@@ -5,6 +5,7 @@
 
 use serde_json::json;
 use shared::privacy::{PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest, WithdrawalOrder};
+use shared::swap::OpenedSession;
 use shared::wire::{SealedObject, codes};
 use sqlx::Row;
 
@@ -36,6 +37,10 @@ pub trait PrivacyBackend {
     /// The transaction that moves `{mint, amount}` from the wallet's public token account into
     /// the back end; the balance is credited by [`PrivacyBackend::credit`] once it landed.
     async fn encrypt(&self, request: WalletRequest) -> Result<SignedTx, RelayError>;
+    /// A managed swap (`{fromMint, toMint, amount, destinationPubkey, slippageBps}`): the swap
+    /// session the back end opened with the request's terms, the wallet as its payer, and its
+    /// funding from the wallet, signed.
+    async fn swap(&self, request: WalletRequest) -> Result<(OpenedSession, SignedTx), RelayError>;
     /// Credits a landed encrypt transaction, writing the operation's audit entry (`details`)
     /// with it; the wallet's new private balance, or None when it was credited already.
     async fn credit(
@@ -174,6 +179,14 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
     async fn encrypt(&self, request: WalletRequest) -> Result<SignedTx, RelayError> {
         let pool = self.pool().await?.blob;
         signed(&self.step(&PrivacyRequest::EncryptBuild { request, pool }).await?)
+    }
+
+    async fn swap(&self, request: WalletRequest) -> Result<(OpenedSession, SignedTx), RelayError> {
+        let pool = self.pool().await?.blob;
+        let answer = self.step(&PrivacyRequest::SwapFund { request, pool }).await?;
+        let funding = signed(&answer)?;
+        let opened = answer.session.ok_or(RelayError::EnclaveAnswer("the enclave's answer lacks its session"))?;
+        Ok((opened, funding))
     }
 
     async fn credit(

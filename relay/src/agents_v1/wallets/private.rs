@@ -102,7 +102,88 @@ pub async fn start_encrypt(
         updated_at: now,
         lease_owner: None,
     };
-    sessions::insert(&app.store, &session).await?;
+    sessions::insert(app.store.pool(), &session).await?;
+    agents.wake.notify_one();
+    Ok(session)
+}
+
+/// The `mode` of a managed swap's session, and the kind of its funding transaction.
+pub const MODE_MANAGED: &str = "managed";
+pub const KIND_FUND: &str = "fund";
+
+/// Starts a managed swap: the session the back end opened and its signed funding recorded (the
+/// session row, its sealed key, the `swap` audit entry and event) before the worker sends it.
+/// From the funding on, the session is a one-shot session paid by the wallet: same states,
+/// same receipt, refunds to the wallet.
+pub async fn start_swap(
+    app: &App,
+    wallet: &Wallet,
+    request: WalletRequest,
+    slippage_bps: u16,
+) -> Result<Session, RelayError> {
+    let agents = agents(app)?;
+    let (opened, funding) = backend(app, agents).swap(request).await?;
+    let terms = &opened.commitment.terms;
+    if terms.payer != wallet.address || opened.commitment.verify().is_err() {
+        return Err(RelayError::EnclaveAnswer("the enclave's managed swap session is not this wallet's"));
+    }
+    let now = crate::unix_now();
+    let session = Session {
+        id: terms.session_id.clone(),
+        mode: MODE_MANAGED.into(),
+        state: state::FUNDING.into(),
+        wallet_id: Some(wallet.id.clone()),
+        owner: Some(wallet.key_id.clone()),
+        payer: terms.payer.clone(),
+        from_mint: terms.from_mint.clone(),
+        to_mint: terms.to_mint.clone(),
+        amount: terms.amount.clone(),
+        destination: terms.destination.clone(),
+        slippage_bps: i64::from(slippage_bps),
+        expected_out: terms.min_out.clone(),
+        min_out: terms.min_out.clone(),
+        expires_at: terms.expires_at as i64,
+        funding_valid_height: funding.last_valid_block_height as i64,
+        ephemeral: opened.commitment.ephemeral_pubkey.clone(),
+        object_id: opened.object.id.clone(),
+        commitment_json: serde_json::to_string(&opened.commitment).map_err(|_| RelayError::Internal)?,
+        bucketed: false,
+        bucket_label: None,
+        funding_tx_sig: Some(funding.signature.clone()),
+        swap_tx_sig: None,
+        final_tx_sig: None,
+        refund_tx_sig: None,
+        actual_out: None,
+        pending: Some(Pending {
+            kind: KIND_FUND.into(),
+            transaction: funding.transaction,
+            signature: funding.signature.clone(),
+            last_valid_block_height: funding.last_valid_block_height as i64,
+        }),
+        reason: None,
+        attempts: 0,
+        receipt_json: None,
+        attestation_address: None,
+        attestation_tx_sig: None,
+        funded_at: Some(now),
+        created_at: now,
+        updated_at: now,
+        lease_owner: None,
+    };
+    crate::enclaves::objects::insert(&app.store, &opened.object, now).await?;
+    // The session (which holds the signed funding) and its audit entry, at once.
+    let data = json!({"walletId": wallet.id, "sessionId": session.id, "fromMint": session.from_mint,
+                      "toMint": session.to_mint, "amount": session.amount, "destination": session.destination,
+                      "minOut": session.min_out, "txSignature": funding.signature});
+    let op = records::Operation { kind: "swap", event_type: "wallet.swap", data };
+    records::retried(|| async {
+        let mut tx = app.store.begin().await?;
+        sessions::insert(&mut *tx, &session).await?;
+        let id = records::write_operation(&mut tx, &wallet.id, &op, super::now_ms()).await?;
+        tx.commit().await?;
+        Ok(id)
+    })
+    .await?;
     agents.wake.notify_one();
     Ok(session)
 }

@@ -389,6 +389,26 @@ pub struct EncryptBody {
     amount: String,
 }
 
+/// The managed swap request (contract §4.3).
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"fromMint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+                          "toMint": "So11111111111111111111111111111111111111112", "amount": "10000000",
+                          "destinationPubkey": "J1uu1RsZxECfBaj7v8CFpdzHUrXSsGJbxkrd2aq9fAaQ", "slippageBps": 50}))]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // A schema.
+pub struct ManagedSwapBody {
+    from_mint: String,
+    to_mint: String,
+    /// Base units of the input, from the wallet's public balance.
+    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
+    amount: String,
+    /// Receives the output; not the wallet itself.
+    destination_pubkey: String,
+    /// The enclave's least output is its router quote less this (default 100).
+    #[schema(maximum = 10000)]
+    slippage_bps: Option<u16>,
+}
+
 /// The withdraw request.
 #[derive(serde::Deserialize, utoipa::ToSchema)]
 #[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
@@ -470,6 +490,50 @@ pub async fn encrypt(
         session_id: session.id,
         status: "running",
         estimated_seconds: super::private::ENCRYPT_SECONDS,
+    }))
+}
+
+#[utoipa::path(post, path = "/agents/v1/wallets/{id}/swap", tag = "agents",
+    summary = "Swap from the wallet's public balance to a destination (Mode A): a swap session the wallet funds, to poll",
+    description = "The enclave opens a swap session whose terms are this request (the wallet pays; refunds return to it) and signs its funding from the wallet; then it runs as a one-shot session. Owner-signed when the wallet has an owner. Billed per session like a one-shot swap. Moves real funds.",
+    security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
+    request_body = ManagedSwapBody,
+    responses((status = 200, body = WalletSessionStarted), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 402, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 409, body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn swap(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<WalletSessionStarted>, RelayError> {
+    let who = app.keys.check(&headers, "swap").await?;
+    let wallet = owned(&app, &who.key_id, &id).await?;
+    let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
+    let agents = crate::agents_v1::agents(&app)?;
+    let fields = Fields::from_body(&bytes, "{fromMint, toMint, amount, destinationPubkey, slippageBps}")?;
+    fields.require(&["fromMint", "toMint", "amount", "destinationPubkey"])?;
+    let pair = crate::agents_v1::quote::Pair::read(&fields, agents)?;
+    if fields.pubkey("destinationPubkey")?.to_string() == wallet.address {
+        return Err(RelayError::input(codes::INVALID_FIELD, "`destinationPubkey` must not be the wallet itself"));
+    }
+    let request = super::private::wallet_request(&app, &wallet, &bytes, owner_auth(&headers)?).await?;
+    let bill = crate::billing::metering::Bill {
+        price: crate::billing::metering::Price::PerCall(agents.config.session_price_per_call),
+        payer: crate::billing::metering::Payer::Key(who),
+        route: "/agents/v1/wallets/{id}/swap",
+        model: String::new(),
+    };
+    let slippage = pair.slippage_bps;
+    let done = crate::billing::metering::paid(&app, bill, move |app| async move {
+        let session = super::private::start_swap(&app, &wallet, request, slippage).await?;
+        Ok((session, shared::wire::Usage::default()))
+    })
+    .await?;
+    Ok(Json(WalletSessionStarted {
+        session_id: done.value.id,
+        status: "running",
+        estimated_seconds: agents.config.expected_seconds,
     }))
 }
 

@@ -1,0 +1,122 @@
+//! Helpers for managed-wallet tests (docs/wallets.md): raw requests with owner headers, the
+//! owner's signature, `svc` against a swap world, polling sessions, funding the pool.
+
+use std::time::{Duration, Instant};
+
+use ed25519_dalek::{Signer, SigningKey};
+use serde_json::{Value, json};
+use shared::address::Address;
+
+use crate::API_KEY;
+use crate::swaps::{SOL, SwapWorld};
+
+/// A second account: every route of another account's wallet answers it 403.
+pub const OTHER_KEY: &str = "sk_svc_e2e_other_account";
+pub const WAIT: Duration = Duration::from_secs(90);
+
+/// A swap world whose relay knows both accounts, on the PostgreSQL at `database_url` when
+/// given (else the relay's SQLite), and a webhook URL it accepts (nothing listens there; the
+/// retries are not what these tests check).
+pub async fn world_on(database_url: Option<String>) -> (SwapWorld, String) {
+    world_with(json!({}), database_url).await
+}
+
+/// As [`world_on`], with `agents` merged into the relay's `agents` section.
+pub async fn world_with(agents: Value, database_url: Option<String>) -> (SwapWorld, String) {
+    let port = crate::free_port();
+    let mut agents = agents;
+    agents["wallets"] = json!({"webhookAllow": [format!("127.0.0.1:{port}")], "retryBaseSecs": 1,
+                               "retryMaxSecs": 2, "webhookTimeoutSecs": 1, "pollMillis": 200});
+    let mut relay = json!({"apiKeys": [API_KEY, OTHER_KEY]});
+    if let Some(url) = database_url {
+        relay["databaseUrl"] = json!(url);
+    }
+    (SwapWorld::start_with(agents, relay).await, format!("http://127.0.0.1:{port}/hook"))
+}
+
+/// A raw POST: the body as given, the owner headers `(timestamp, nonce, signature)` if any.
+pub async fn post(w: &SwapWorld, path: &str, key: &str, body: &str, owner: Option<(&str, &str, &str)>) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}{path}", w.stack.relay_url))
+        .bearer_auth(key)
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some((timestamp, nonce, signature)) = owner {
+        request = request
+            .header("x-owner-timestamp", timestamp)
+            .header("x-owner-nonce", nonce)
+            .header("x-owner-signature", signature);
+    }
+    let r = request.send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+/// A POST signed by `owner` over exactly `body` (a fresh nonce).
+pub async fn post_signed(w: &SwapWorld, path: &str, owner: &SigningKey, body: &str) -> (u16, Value) {
+    let nonce = hex::encode(crate::chain::new_key().to_bytes());
+    let (t, n, s) = signed(owner, path, body, now(), &nonce[..16]);
+    post(w, path, API_KEY, body, Some((&t, &n, &s))).await
+}
+
+pub async fn get(w: &SwapWorld, path: &str, key: Option<&str>) -> (u16, Value) {
+    let mut request = reqwest::Client::new().get(format!("{}{path}", w.stack.relay_url));
+    if let Some(key) = key {
+        request = request.bearer_auth(key);
+    }
+    let r = request.send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+pub fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// The owner headers for `body` at `path`, signed by `key`.
+pub fn signed(key: &SigningKey, path: &str, body: &str, timestamp: u64, nonce: &str) -> (String, String, String) {
+    let message = shared::privacy::owner_message("POST", path, body.as_bytes(), timestamp, nonce);
+    (timestamp.to_string(), nonce.to_string(), shared::b64::encode(key.sign(&message).to_bytes()))
+}
+
+/// `svc --json ARGS` against the stack, verifying the dev enclave; its JSON.
+pub fn svc(w: &SwapWorld, args: &[&str]) -> Value {
+    let measurements = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../measurements/dev.json");
+    let out = std::process::Command::new(crate::binary("svc"))
+        .args(["--json", "--relay", &w.stack.relay_url, "--api-key", API_KEY, "--measurements"])
+        .arg(measurements)
+        .arg("--dev-root")
+        .arg(w.stack.dev_root_pem_path())
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "svc {args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("svc {args:?}: not JSON: {stdout}"))
+}
+
+/// `(status, error code)` of an answer.
+pub fn code(answer: &(u16, Value)) -> (u16, &str) {
+    (answer.0, answer.1["error"].as_str().unwrap_or("?"))
+}
+
+/// Polls a session until it is settled or failed.
+pub async fn settle(w: &SwapWorld, session_id: &str) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (status, s) = get(w, &format!("/agents/v1/sessions/{session_id}"), Some(API_KEY)).await;
+        assert_eq!(status, 200, "{s}");
+        if s["state"] == "settled" || s["state"] == "failed" {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "session {session_id} stuck in {}", s["state"]);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The pool's address, made on first use; funded with SOL for fees and rent.
+pub async fn fund_pool(w: &SwapWorld) -> Address {
+    let (status, statement) = get(w, &format!("/agents/v1/reserves?mint={}", w.usdc), None).await;
+    assert_eq!(status, 200, "{statement}");
+    let pool = Address::parse(statement["pool"].as_str().unwrap()).unwrap();
+    w.chain.fund_sol(&pool, 5 * SOL);
+    pool
+}

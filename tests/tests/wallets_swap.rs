@@ -1,0 +1,166 @@
+//! Managed swaps (docs/wallets.md "Swap"), end to end on a real local chain (Surfpool), the
+//! router stand-in, a real relay and a real enclave:
+//! - the swap is a session the wallet funds: the destination receives the output once, the
+//!   wallet pays the amount once, the session key ends empty, the receipt verifies;
+//! - a swap the router cannot make is refunded to the wallet;
+//! - the owner's signature is checked by the enclave (missing, or over a body the relay changed);
+//! - bad input has its code; another account gets 403;
+//! - the relay killed after sending the funding, and after recording it landed: one swap.
+
+use std::time::Duration;
+
+use e2e::swaps::SwapWorld;
+use e2e::wallets::{OTHER_KEY, code, fund_pool, get, post, post_signed, settle, signed, svc, world_with};
+use e2e::{API_KEY, chain::address_of, chain::new_key};
+use ed25519_dalek::SigningKey;
+use serde_json::{Value, json};
+use shared::address::Address;
+
+const USDC: u64 = 1_000_000;
+
+/// A wallet with an owner and `usdc` base units on its public balance, the pool funded.
+async fn owned_wallet(w: &SwapWorld, hook: &str, usdc: u64) -> (String, Address, SigningKey) {
+    let owner = new_key();
+    let created = w.client().create_wallet(hook, Some(&address_of(&owner).to_string())).await.unwrap();
+    let wallet = Address::parse(&created.priv_address).unwrap();
+    w.chain.mint_to(&w.usdc, &wallet, usdc).await;
+    fund_pool(w).await;
+    (created.wallet_id, wallet, owner)
+}
+
+fn swap_body(w: &SwapWorld, amount: u64, destination: &Address) -> String {
+    json!({"fromMint": w.usdc.to_string(), "toMint": w.token.to_string(), "amount": amount.to_string(),
+           "destinationPubkey": destination.to_string(), "slippageBps": 50})
+    .to_string()
+}
+
+/// The session key's lamports and both its token accounts: all zero once it closed.
+async fn session_key_empty(w: &SwapWorld, session: &Value) -> bool {
+    let key = Address::parse(session["ephemeralPubkey"].as_str().unwrap()).unwrap();
+    w.lamports(&key).await == 0 && w.balance(&key, &w.usdc).await == 0 && w.balance(&key, &w.token).await == 0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_managed_swap_pays_the_destination_once_and_a_failed_one_refunds_the_wallet() {
+    let (w, hook) = world_with(json!({"maxAttempts": 1}), None).await;
+    let (id, wallet, owner) = owned_wallet(&w, &hook, 50 * USDC).await;
+    let path = format!("/agents/v1/wallets/{id}/swap");
+    let destination = address_of(&new_key());
+    let body = swap_body(&w, 10 * USDC, &destination);
+
+    // The enclave refuses without the owner, and over a body the relay changed.
+    assert_eq!(code(&post(&w, &path, API_KEY, &body, None).await), (401, "owner_signature_required"));
+    let thief = address_of(&new_key());
+    let (t, n, s) = signed(&owner, &path, &body, e2e::wallets::now(), "n-alter");
+    let altered = body.replace(&destination.to_string(), &thief.to_string());
+    assert_eq!(code(&post(&w, &path, API_KEY, &altered, Some((&t, &n, &s))).await), (403, "owner_signature_invalid"));
+    // Bad input, each with its code; nothing moved.
+    let to_self = swap_body(&w, 10 * USDC, &wallet);
+    assert_eq!(code(&post_signed(&w, &path, &owner, &to_self).await), (400, "invalid_field"));
+    let missing = json!({"fromMint": w.usdc.to_string(), "amount": "1000000"}).to_string();
+    let refused = post_signed(&w, &path, &owner, &missing).await;
+    assert_eq!(code(&refused), (400, "missing_required_fields"));
+    assert!(refused.1["message"].as_str().unwrap().contains("toMint"), "{}", refused.1);
+    let unlisted = body.replace(&w.token.to_string(), &address_of(&new_key()).to_string());
+    assert_eq!(code(&post_signed(&w, &path, &owner, &unlisted).await), (400, "invalid_mint"));
+    let too_much = swap_body(&w, 60 * USDC, &destination);
+    assert_eq!(code(&post_signed(&w, &path, &owner, &too_much).await), (409, "insufficient_public_balance"));
+    assert_eq!(code(&post(&w, &path, OTHER_KEY, &body, None).await), (403, "forbidden"));
+    assert_eq!(code(&post(&w, &path, API_KEY, "not json", None).await), (400, "bad_request"));
+    assert_eq!(w.balance(&wallet, &w.usdc).await, 50 * USDC);
+
+    // Through the CLI, signing as the owner from a keypair file.
+    let owner_file = w.stack.dir.path().join("swap-owner.json");
+    let mut pair = owner.to_bytes().to_vec();
+    pair.extend_from_slice(&address_of(&owner).0);
+    std::fs::write(&owner_file, serde_json::to_string(&pair).unwrap()).unwrap();
+    let (usdc, token) = (w.usdc.to_string(), w.token.to_string());
+    let started = svc(
+        &w,
+        &[
+            "wallet",
+            "swap",
+            &id,
+            "--from-mint",
+            &usdc,
+            "--to-mint",
+            &token,
+            "--amount",
+            "10000000",
+            "--to",
+            &destination.to_string(),
+            "--slippage-bps",
+            "50",
+            "--owner-key",
+            owner_file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(started["status"], "running", "{started}");
+    let session_id = started["sessionId"].as_str().unwrap();
+    let session = settle(&w, session_id).await;
+    assert_eq!(session["state"], "settled", "{session}");
+    assert_eq!((session["mode"].as_str(), session["walletId"].as_str()), (Some("managed"), Some(id.as_str())));
+    let out = w.balance(&destination, &w.token).await;
+    assert_eq!(out.to_string(), session["actualOut"].as_str().unwrap(), "delivered once: {session}");
+    let min_out: u64 = session["minOut"].as_str().unwrap().parse().unwrap();
+    assert!(min_out > 0 && out >= min_out, "{out} against {min_out}");
+    assert_eq!(w.balance(&wallet, &w.usdc).await, 40 * USDC, "the wallet paid once");
+    assert!(session_key_empty(&w, &session).await, "{session}");
+    // The receipt, signed by the attested enclave, names the wallet's funding.
+    let receipt = w.client().swap_receipt(session_id, None).await.unwrap();
+    assert!(receipt.signer_attested);
+    assert_eq!(receipt.receipt.actual_out, out.to_string());
+    assert_eq!(Some(receipt.receipt.funding_tx_sig.as_str()), session["fundingTxSig"].as_str());
+    assert_eq!(receipt.receipt.destination, destination.to_string());
+    // The audit log's newest entry is the swap, with its session and funding.
+    let (_, audit) = get(&w, &format!("/agents/v1/wallets/{id}/audit"), Some(API_KEY)).await;
+    let newest = &audit["entries"][0];
+    assert_eq!(newest["kind"], "swap", "{audit}");
+    assert_eq!(newest["details"]["sessionId"].as_str(), Some(session_id));
+    assert_eq!(newest["details"]["txSignature"], session["fundingTxSig"]);
+
+    // A swap the router cannot make (its transaction pays less than it quoted): refunded whole
+    // to the wallet.
+    w.router.tamper(Some(standins::router::Tamper::OutputBelowQuote));
+    let second = address_of(&new_key());
+    let started = w
+        .client()
+        .wallet_swap(&id, &usdc, &token, &(5 * USDC).to_string(), &second.to_string(), None, Some(&owner))
+        .await
+        .unwrap();
+    let session = settle(&w, started["sessionId"].as_str().unwrap()).await;
+    w.router.tamper(None);
+    assert_eq!(
+        (session["state"].as_str(), session["reason"].as_str()),
+        (Some("failed"), Some("slippage_exceeded")),
+        "{session}"
+    );
+    assert!(!session["refundTxSig"].as_str().unwrap().is_empty(), "{session}");
+    assert_eq!(w.balance(&wallet, &w.usdc).await, 40 * USDC, "refunded to the wallet");
+    assert_eq!(w.balance(&second, &w.token).await, 0);
+    assert!(session_key_empty(&w, &session).await, "{session}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_managed_swap_survives_relay_kills_around_its_funding() {
+    let (mut w, hook) = world_with(json!({}), None).await;
+    let (id, wallet, owner) = owned_wallet(&w, &hook, 50 * USDC).await;
+    let mut paid = 0;
+    for label in ["swap:fund:sent", "swap:saved:funded"] {
+        tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", label)]));
+        let destination = address_of(&new_key());
+        let path = format!("/agents/v1/wallets/{id}/swap");
+        let answer = post_signed(&w, &path, &owner, &swap_body(&w, 10 * USDC, &destination)).await;
+        assert_eq!(answer.0, 200, "{label}: {}", answer.1);
+        let exited = tokio::task::block_in_place(|| w.stack.relay.wait_exit(Duration::from_secs(60)));
+        assert!(exited.is_some_and(|s| !s.success()), "the relay did not stop at {label}");
+        tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
+        let session = settle(&w, answer.1["sessionId"].as_str().unwrap()).await;
+        assert_eq!(session["state"], "settled", "{label}: {session}");
+        paid += 10 * USDC;
+        assert_eq!(w.balance(&wallet, &w.usdc).await, 50 * USDC - paid, "{label}: the wallet paid once");
+        let out = w.balance(&destination, &w.token).await;
+        assert_eq!(out.to_string(), session["actualOut"].as_str().unwrap(), "{label}: delivered once");
+        assert!(session_key_empty(&w, &session).await, "{label}: {session}");
+    }
+}
