@@ -81,12 +81,12 @@ async fn lifecycle(store: &Store) {
     // The lease ran out and another worker took it: the first one's save writes nothing.
     let taken = sessions::claim(store, now + 31, 30).await.unwrap().expect("taken over");
     held.state = state::SWAPPING.into();
-    assert!(!sessions::save(store, &held, now + 32, 0).await.unwrap());
+    assert!(!sessions::save(store.pool(), &held, now + 32, 0).await.unwrap());
     assert_eq!(sessions::get(store, "a").await.unwrap().unwrap().state, state::FUNDED);
     // The holder's save lands and releases it; a retry time keeps it from workers until then.
     let mut taken = taken;
     taken.state = state::SWAPPED.into();
-    assert!(sessions::save(store, &taken, now + 33, now + 40).await.unwrap());
+    assert!(sessions::save(store.pool(), &taken, now + 33, now + 40).await.unwrap());
     assert!(sessions::claim(store, now + 39, 30).await.unwrap().is_none());
     assert_eq!(sessions::claim(store, now + 40, 30).await.unwrap().unwrap().state, state::SWAPPED);
 

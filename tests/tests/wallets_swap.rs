@@ -119,6 +119,27 @@ async fn a_managed_swap_pays_the_destination_once_and_a_failed_one_refunds_the_w
     assert_eq!(newest["details"]["sessionId"].as_str(), Some(session_id));
     assert_eq!(newest["details"]["txSignature"], session["fundingTxSig"]);
 
+    // Its webhook events: the swap, and one per state the session entered (queued in the
+    // database with each state; their order within a millisecond is not kept).
+    let (_, log) = get(&w, &format!("/agents/v1/wallets/{id}/webhooks"), Some(API_KEY)).await;
+    let mut types: Vec<&str> =
+        log["messages"].as_array().unwrap().iter().map(|m| m["eventType"].as_str().unwrap()).collect();
+    types.retain(|t| *t == "wallet.swap" || t.starts_with("session."));
+    types.sort_unstable();
+    assert_eq!(
+        types,
+        [
+            "session.delivered",
+            "session.delivering",
+            "session.funded",
+            "session.settled",
+            "session.swapped",
+            "session.swapping",
+            "wallet.swap"
+        ],
+        "{log}"
+    );
+
     // A swap the router cannot make (its transaction pays less than it quoted): refunded whole
     // to the wallet.
     w.router.tamper(Some(standins::router::Tamper::OutputBelowQuote));

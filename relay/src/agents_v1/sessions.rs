@@ -204,7 +204,12 @@ pub async fn get(store: &Store, id: &str) -> Result<Option<Session>, StoreError>
 /// no other worker takes it before `retry_at` (unix seconds; 0: at once). False when the lease
 /// was lost (it ran out and another worker took the session, or a route moved it on): then
 /// nothing was written and the caller stops.
-pub async fn save(store: &Store, s: &Session, now: i64, retry_at: i64) -> Result<bool, StoreError> {
+pub async fn save<'e>(
+    db: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    s: &Session,
+    now: i64,
+    retry_at: i64,
+) -> Result<bool, StoreError> {
     let done = sqlx::query(
         "UPDATE swap_sessions SET state = $1, swap_tx_sig = $2, final_tx_sig = $3, refund_tx_sig = $4, actual_out = $5, \
          pending_kind = $6, pending_tx = $7, pending_sig = $8, pending_valid_height = $9, reason = $10, attempts = $11, \
@@ -230,7 +235,7 @@ pub async fn save(store: &Store, s: &Session, now: i64, retry_at: i64) -> Result
     .bind(retry_at)
     .bind(&s.id)
     .bind(&s.lease_owner)
-    .execute(store.pool())
+    .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
 }

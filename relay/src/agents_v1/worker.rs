@@ -84,7 +84,11 @@ async fn advance(app: &App, agents: &Agents, mut s: Session) {
         Next::Now => 0,
         Next::Later(secs) => now + secs,
     };
-    match sessions::save(&app.store, &s, now, retry_at).await {
+    let saved = match &s.wallet_id {
+        Some(wallet_id) if before != s.state => save_announced(app, &s, wallet_id, &before, now, retry_at).await,
+        _ => sessions::save(app.store.pool(), &s, now, retry_at).await.map_err(RelayError::from),
+    };
+    match saved {
         Ok(true) if before != s.state => {
             tracing::info!(session = %s.id, from = %before, to = %s.state, "swap session moved");
             crate::failpoint::hit(&format!("swap:saved:{}", s.state));
@@ -93,6 +97,36 @@ async fn advance(app: &App, agents: &Agents, mut s: Session) {
         Ok(false) => tracing::warn!(session = %s.id, "lost the session's lease; its next holder redoes the step"),
         Err(e) => tracing::error!(session = %s.id, error = %e, "swap session not saved; the step is redone"),
     }
+}
+
+/// Saves a wallet's session that changed state with its `session.<state>` webhook event, in
+/// one database transaction (docs/wallets.md "Webhooks").
+async fn save_announced(
+    app: &App,
+    s: &Session,
+    wallet_id: &str,
+    before: &str,
+    now: i64,
+    retry_at: i64,
+) -> Result<bool, RelayError> {
+    use crate::agents_v1::wallets::records;
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    let data = serde_json::json!({
+        "sessionId": s.id, "walletId": wallet_id, "mode": s.mode, "state": s.state, "previousState": before,
+        "reason": s.reason, "fundingTxSig": text(&s.funding_tx_sig), "swapTxSig": text(&s.swap_tx_sig),
+        "finalTxSig": text(&s.final_tx_sig), "refundTxSig": text(&s.refund_tx_sig), "actualOut": text(&s.actual_out),
+    });
+    let event_type = format!("session.{}", s.state);
+    records::retried(|| async {
+        let mut tx = app.store.begin().await?;
+        if !sessions::save(&mut *tx, s, now, retry_at).await? {
+            return Ok(false);
+        }
+        records::write_event(&mut tx, wallet_id, &event_type, &data, crate::agents_v1::wallets::now_ms()).await?;
+        tx.commit().await?;
+        Ok(true)
+    })
+    .await
 }
 
 fn backoff(attempts: i64) -> i64 {

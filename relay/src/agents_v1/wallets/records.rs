@@ -110,10 +110,10 @@ pub async fn record(store: &Store, wallet_id: &str, op: Operation, now_ms: i64) 
 
 /// Runs a writing transaction again when SQLite refuses to upgrade it to a writer because
 /// another connection wrote after it read (the webhook worker writes concurrently).
-pub(super) async fn retried<F, Fut>(mut attempt: F) -> Result<String, RelayError>
+pub(crate) async fn retried<T, F, Fut>(mut attempt: F) -> Result<T, RelayError>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<String, StoreError>>,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
 {
     for n in 1..=crate::store::BUSY_ATTEMPTS {
         match attempt().await {
@@ -148,24 +148,44 @@ pub(super) async fn write_operation(
         .bind(now_ms)
         .execute(&mut **tx)
         .await?;
+    queue_event(tx, &id, wallet_id, op.event_type, &op.data, now_ms).await?;
+    Ok(id)
+}
+
+/// Queues an event with no audit entry (a session's state change) in the caller's transaction.
+pub(crate) async fn write_event(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    wallet_id: &str,
+    event_type: &str,
+    data: &Value,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let id = format!("msg_{}", super::super::sessions::random_hex(16));
+    queue_event(tx, &id, wallet_id, event_type, data, now_ms).await
+}
+
+async fn queue_event(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    id: &str,
+    wallet_id: &str,
+    event_type: &str,
+    data: &Value,
+    now_ms: i64,
+) -> Result<(), StoreError> {
     // The Standard Webhooks payload shape: {type, timestamp, data}.
-    let payload = serde_json::json!({
-        "type": op.event_type,
-        "timestamp": super::iso_ms(now_ms),
-        "data": op.data,
-    });
+    let payload = serde_json::json!({"type": event_type, "timestamp": super::iso_ms(now_ms), "data": data});
     sqlx::query(
         "INSERT INTO webhook_outbox (id, wallet_id, event_type, payload, state, attempts, next_attempt_at, created_at) \
          VALUES ($1, $2, $3, $4, 'pending', 0, $5, $5)",
     )
-    .bind(&id)
+    .bind(id)
     .bind(wallet_id)
-    .bind(op.event_type)
+    .bind(event_type)
     .bind(payload.to_string())
     .bind(now_ms)
     .execute(&mut **tx)
     .await?;
-    Ok(id)
+    Ok(())
 }
 
 /// A page of the wallet's audit log, newest first.
