@@ -206,6 +206,8 @@ struct InFlight {
     amount: u64,
     signature: String,
     last_valid_block_height: u64,
+    /// The version of the book it was signed from (its debit is in later versions only).
+    from_version: u64,
 }
 
 /// What one boot remembers: the newest book per mint, payouts in flight, owner nonces seen,
@@ -214,6 +216,8 @@ struct InFlight {
 struct BootState {
     newest: HashMap<String, u64>,
     in_flight: Vec<InFlight>,
+    /// Per mint, the newest book version a landed payout of this boot was signed from.
+    landed_from: HashMap<Address, u64>,
     nonces: HashMap<(Address, String), u64>,
     first_payout_height: Option<u64>,
 }
@@ -281,14 +285,14 @@ impl Privacy {
                 let wallet = open_wallet(custody, &wallet)?;
                 let pool = open_pool(custody, &pool)?;
                 let mint = Address::parse(&mint).ok_or(PrivacyError::BadBody("mint"))?;
-                let book = self.open_book(custody, book.as_deref(), &mint, &pool)?;
+                let book = self.open_book(swaps, custody, book.as_deref(), &mint, &pool).await?;
                 self.encrypt_credit(swaps, custody, &wallet, &pool, book, &signature).await
             }
             PrivacyRequest::Withdraw { request, pool, book } => {
                 let (wallet, body) = self.authorized(custody, &request, "withdraw", now)?;
                 let fields = read_fields(&body, true)?;
                 let pool = open_pool(custody, &pool)?;
-                let book = self.open_book(custody, book.as_deref(), &fields.mint, &pool)?;
+                let book = self.open_book(swaps, custody, book.as_deref(), &fields.mint, &pool).await?;
                 self.withdraw(swaps, custody, keys, &wallet, &pool, book, &fields, now).await
             }
             PrivacyRequest::Balance { wallet, book } => {
@@ -300,13 +304,13 @@ impl Privacy {
             PrivacyRequest::Settle { pool, book, mint, order_id } => {
                 let pool = open_pool(custody, &pool)?;
                 let mint = Address::parse(&mint).ok_or(PrivacyError::BadBody("mint"))?;
-                let book = self.open_book(custody, Some(&book), &mint, &pool)?;
+                let book = self.open_book(swaps, custody, Some(&book), &mint, &pool).await?;
                 self.settle(swaps, custody, &pool, book, &order_id).await
             }
             PrivacyRequest::Reserves { pool, book, mint } => {
                 let pool = open_pool(custody, &pool)?;
                 let mint = Address::parse(&mint).ok_or(PrivacyError::BadBody("mint"))?;
-                let book = self.open_book(custody, book.as_deref(), &mint, &pool)?;
+                let book = self.open_book(swaps, custody, book.as_deref(), &mint, &pool).await?;
                 self.reserves(swaps, keys, &pool, &book, &mint, now).await
             }
         }
@@ -363,9 +367,11 @@ impl Privacy {
     }
 
     /// The mint's book (a new empty one when there is none yet), bound to `mint` and `pool`,
-    /// and not older than the newest this boot sealed.
-    fn open_book(
+    /// and not older than the newest this boot sealed, unless what was sealed since is safe to
+    /// drop.
+    async fn open_book(
         &self,
+        swaps: &Swaps,
         custody: &Custody,
         blob: Option<&str>,
         mint: &Address,
@@ -387,7 +393,17 @@ impl Privacy {
             return Err(sealed());
         }
         if newest.is_some_and(|n| book.version < n) {
-            return Err(PrivacyError::BookStale);
+            // A newer book was sealed and never stored (the relay failed or died before its
+            // commit). Dropping it is safe once no payout signed from this book or a later one
+            // landed or can still land: until then this one is refused. The next seal numbers
+            // past every version sealed, so the dropped book is refused from then on.
+            self.free_reserves(swaps, pool, mint).await?;
+            let boot = self.boot()?;
+            let blocked = boot.landed_from.get(mint).is_some_and(|v| *v >= book.version)
+                || boot.in_flight.iter().any(|f| f.mint == *mint && f.from_version >= book.version);
+            if blocked {
+                return Err(PrivacyError::BookStale);
+            }
         }
         Ok(book)
     }
@@ -405,12 +421,12 @@ impl Privacy {
     async fn free_reserves(&self, swaps: &Swaps, pool: &Pool, mint: &Address) -> Result<u64, PrivacyError> {
         let chain = swaps.chain();
         let held = chain.token_balance(&ata(&pool.address, mint)).await.map_err(chain_error)?.unwrap_or(0);
-        let flights: Vec<(String, u64, u64)> = {
+        let flights: Vec<(String, u64, u64, u64)> = {
             let boot = self.boot()?;
             boot.in_flight
                 .iter()
                 .filter(|f| f.mint == *mint)
-                .map(|f| (f.signature.clone(), f.amount, f.last_valid_block_height))
+                .map(|f| (f.signature.clone(), f.amount, f.last_valid_block_height, f.from_version))
                 .collect()
         };
         if flights.is_empty() {
@@ -421,15 +437,26 @@ impl Privacy {
         let height = chain.block_height().await.map_err(chain_error)?;
         let mut pending = 0u64;
         let mut settled = Vec::new();
-        for ((signature, amount, valid_until), status) in flights.into_iter().zip(statuses) {
+        let mut landed_from = None;
+        for ((signature, amount, valid_until, from), status) in flights.into_iter().zip(statuses) {
             match status {
                 // Landed (its amount already left the balance read above, or it failed).
-                Some(_) => settled.push(signature),
+                Some(s) => {
+                    if s.err.is_none() {
+                        landed_from = landed_from.max(Some(from));
+                    }
+                    settled.push(signature);
+                }
                 None if height > valid_until => settled.push(signature),
                 None => pending = pending.saturating_add(amount),
             }
         }
-        self.boot()?.in_flight.retain(|f| !settled.contains(&f.signature));
+        let mut boot = self.boot()?;
+        boot.in_flight.retain(|f| !settled.contains(&f.signature));
+        if let Some(from) = landed_from {
+            let mark = boot.landed_from.entry(*mint).or_insert(from);
+            *mark = (*mark).max(from);
+        }
         Ok(held.saturating_sub(pending))
     }
 
@@ -525,7 +552,7 @@ impl Privacy {
         let mut id = [0u8; 16];
         OsRng.fill_bytes(&mut id);
         let order_id = shared::swap::format_uuid(&id);
-        let payout = self.sign_payout(swaps, pool, &fields.mint, &order_id, &destination, fields.amount).await?;
+        let payout = self.sign_payout(swaps, pool, &book, &order_id, &destination, fields.amount).await?;
         book.open_orders.insert(
             order_id.clone(),
             OpenOrder {
@@ -601,7 +628,7 @@ impl Privacy {
             book.open_orders.remove(order_id);
             PrivacyAnswer::default()
         } else {
-            let payout = self.sign_payout(swaps, pool, &mint, order_id, &destination, order.amount).await?;
+            let payout = self.sign_payout(swaps, pool, &book, order_id, &destination, order.amount).await?;
             book.open_orders.insert(
                 order_id.to_string(),
                 OpenOrder {
@@ -689,12 +716,13 @@ impl Privacy {
         &self,
         swaps: &Swaps,
         pool: &Pool,
-        mint: &Address,
+        book: &Book,
         order_id: &str,
         destination: &Address,
         amount: u64,
     ) -> Result<SignedPayout, PrivacyError> {
         check_pool_funded(swaps, pool).await?;
+        let mint = &Address::parse(&book.mint).ok_or_else(sealed)?;
         let chain = swaps.chain();
         let decimals = swaps.decimals(mint).await?;
         let ixs = vec![
@@ -716,6 +744,7 @@ impl Privacy {
         let signature = tx.id();
         self.boot()?.in_flight.push(InFlight {
             order_id: order_id.to_string(),
+            from_version: book.version,
             mint: *mint,
             amount,
             signature: signature.clone(),

@@ -426,3 +426,77 @@ async fn mix_and_kill(database_url: Option<String>) {
     assert_eq!(statement.liabilities, owed.to_string());
     assert_eq!(statement.pool_balance, owed.to_string());
 }
+
+/// The relay dies between the enclave's answer and storing the new book, once in a credit and
+/// once in a withdrawal. The credit is redone at once; the withdrawal's book is dropped (the
+/// mint's book answers `book_stale` meanwhile) once its payout, which nobody sent, can no
+/// longer land. Nothing is paid twice or lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_book_the_relay_never_stored_is_dropped_once_nothing_signed_from_it_can_land() {
+    let (mut w, hook) = world().await;
+    let client = w.client();
+    let created = client.create_wallet(&hook, None).await.unwrap();
+    let id = created.wallet_id.clone();
+    let wallet = Address::parse(&created.priv_address).unwrap();
+    w.chain.mint_to(&w.usdc, &wallet, 50 * USDC).await;
+    let pool = fund_pool(&w).await;
+    let usdc = w.usdc.to_string();
+    let started = client.wallet_encrypt(&id, &usdc, &(30 * USDC).to_string(), None).await.unwrap();
+    assert_eq!(settle(&w, started["sessionId"].as_str().unwrap()).await["state"], "settled");
+    let path = format!("/agents/v1/wallets/{id}/withdraw");
+    let pay = |to: &Address, amount: u64| {
+        json!({"mint": usdc, "amount": amount.to_string(), "destinationPubkey": to.to_string()}).to_string()
+    };
+    let first = address_of(&new_key());
+    assert_eq!(withdraw_when_warm(&w, &path, API_KEY, &pay(&first, USDC), None).await.0, 200);
+
+    // The credit: the worker redoes it after the restart, over the book the relay kept.
+    tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", "privacy:book:answered")]));
+    let started = client.wallet_encrypt(&id, &usdc, &(10 * USDC).to_string(), None).await.unwrap();
+    let exited = tokio::task::block_in_place(|| w.stack.relay.wait_exit(Duration::from_secs(60)));
+    assert!(exited.is_some_and(|s| !s.success()), "the relay did not stop in the credit");
+    tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
+    assert_eq!(settle(&w, started["sessionId"].as_str().unwrap()).await["state"], "settled");
+    let balances = client.wallet_balance(&id, std::slice::from_ref(&usdc)).await.unwrap();
+    assert_eq!(private_of(&balances, &w.usdc).as_deref(), Some("39000000"), "credited once");
+
+    // The withdrawal: its payout was signed and never sent.
+    tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", "privacy:book:answered")]));
+    let lost = address_of(&new_key());
+    let died = reqwest::Client::new()
+        .post(format!("{}{path}", w.stack.relay_url))
+        .bearer_auth(API_KEY)
+        .header("content-type", "application/json")
+        .body(pay(&lost, 10 * USDC))
+        .send()
+        .await;
+    assert!(died.is_err(), "the relay answered: {died:?}");
+    let exited = tokio::task::block_in_place(|| w.stack.relay.wait_exit(Duration::from_secs(60)));
+    assert!(exited.is_some_and(|s| !s.success()), "the relay did not stop in the withdrawal");
+    tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
+    let second = address_of(&new_key());
+    assert_eq!(code(&post(&w, &path, API_KEY, &pay(&second, 5 * USDC), None).await), (409, "book_stale"));
+    // Once the lost payout's blockhash expired (about 150 blocks), the book the relay kept is
+    // taken again.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let done = loop {
+        let answer = post(&w, &path, API_KEY, &pay(&second, 5 * USDC), None).await;
+        if code(&answer) != (409, "book_stale") {
+            break answer;
+        }
+        assert!(Instant::now() < deadline, "the book stayed refused");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    };
+    assert_eq!(done.0, 200, "{}", done.1);
+    let deadline = Instant::now() + WAIT;
+    while w.balance(&second, &w.usdc).await < 5 * USDC {
+        assert!(Instant::now() < deadline, "the payout did not land");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!((w.balance(&lost, &w.usdc).await, w.balance(&first, &w.usdc).await), (0, USDC));
+    let balances = client.wallet_balance(&id, std::slice::from_ref(&usdc)).await.unwrap();
+    assert_eq!(private_of(&balances, &w.usdc).as_deref(), Some("34000000"), "debited once");
+    let statement = client.reserves(&usdc).await.unwrap();
+    assert_eq!((statement.liabilities.as_str(), statement.pool_balance.as_str()), ("34000000", "34000000"));
+    assert_eq!(w.balance(&pool, &w.usdc).await, 34 * USDC);
+}

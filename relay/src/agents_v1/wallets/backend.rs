@@ -139,6 +139,7 @@ impl EnclavePoolBackend<'_> {
             other => other?,
         };
         let new = answer.book.clone().ok_or(RelayError::EnclaveAnswer("the enclave's answer lacks its book"))?;
+        crate::failpoint::hit("privacy:book:answered");
         let mut tx = self.store.begin().await?;
         let now = crate::unix_now();
         let replaced = match &held {
