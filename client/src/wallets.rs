@@ -172,6 +172,21 @@ impl Client {
         self.send_owner_signed(&path, &body, owner).await
     }
 
+    /// Shields `amount` of `mint` (one of its denominations) from the wallet's public balance
+    /// to `destination` through the privacy pool: `{sessionId, status, estimatedSeconds}`.
+    pub async fn wallet_shield(
+        &self,
+        wallet_id: &str,
+        mint: &str,
+        amount: &str,
+        destination: &str,
+        owner: Option<&SigningKey>,
+    ) -> Result<Value, ClientError> {
+        let path = format!("/agents/v1/wallets/{}/shield", seg(wallet_id));
+        let body = json!({"mint": mint, "amount": amount, "destinationPubkey": destination});
+        self.send_owner_signed(&path, &body, owner).await
+    }
+
     /// Pays `amount` of `mint` out of the private balance to `destination`; the answer's order
     /// is checked: signed by the attested enclave, for exactly this request.
     pub async fn wallet_withdraw(

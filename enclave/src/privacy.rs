@@ -16,6 +16,8 @@
 //!   request of a boot). A relay replaying an old book across a reboot can shift balances
 //!   between wallets, never make the pool owe more than it holds (docs/wallets.md).
 
+mod shield;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 
@@ -168,6 +170,9 @@ pub struct Book {
 pub struct OpenOrder {
     pub amount: u64,
     pub destination: String,
+    /// Lamports the payout also gives the destination (a shield's intermediate key's fees).
+    #[serde(default)]
+    pub lamports: u64,
     pub payout_signature: String,
     pub last_valid_block_height: u64,
 }
@@ -225,6 +230,18 @@ struct BootState {
 pub struct Privacy {
     quiet_blocks: u64,
     boot: Mutex<BootState>,
+}
+
+/// A debit of `amount` from `holder`'s private balance, paid from the pool to `destination`.
+struct Payout {
+    order_id: String,
+    wallet_id: String,
+    holder: Address,
+    mint: Address,
+    amount: u64,
+    destination: Address,
+    /// Lamports the payout also gives the destination (a shield's intermediate key's fees).
+    lamports: u64,
 }
 
 /// The request fields a step reads from the body the caller sent.
@@ -286,14 +303,46 @@ impl Privacy {
                 let pool = open_pool(custody, &pool)?;
                 let mint = Address::parse(&mint).ok_or(PrivacyError::BadBody("mint"))?;
                 let book = self.open_book(swaps, custody, book.as_deref(), &mint, &pool).await?;
-                self.encrypt_credit(swaps, custody, &wallet, &pool, book, &signature).await
+                self.credit(swaps, custody, (&wallet.address, &wallet.address), &pool, book, &signature).await
             }
             PrivacyRequest::Withdraw { request, pool, book } => {
                 let (wallet, body) = self.authorized(custody, &request, "withdraw", now)?;
                 let fields = read_fields(&body, true)?;
                 let pool = open_pool(custody, &pool)?;
                 let book = self.open_book(swaps, custody, book.as_deref(), &fields.mint, &pool).await?;
-                self.withdraw(swaps, custody, keys, &wallet, &pool, book, &fields, now).await
+                let mut id = [0u8; 16];
+                OsRng.fill_bytes(&mut id);
+                let payout = Payout {
+                    order_id: shared::swap::format_uuid(&id),
+                    wallet_id: wallet.id,
+                    holder: wallet.address,
+                    mint: fields.mint,
+                    amount: fields.amount,
+                    destination: fields.destination.ok_or(PrivacyError::BadBody("destinationPubkey"))?,
+                    lamports: 0,
+                };
+                self.pay_out(swaps, custody, keys, (&pool, book), payout, now).await
+            }
+            PrivacyRequest::ShieldStart { request, pool, shield_id } => {
+                let (wallet, body) = self.authorized(custody, &request, "shield", now)?;
+                let pool = open_pool(custody, &pool)?;
+                Privacy::shield_start(swaps, custody, (&wallet, &pool), &body, &shield_id).await
+            }
+            PrivacyRequest::ShieldCredit { hop, pool, book, signature } => {
+                let (hop, pool) = (shield::open_hop(custody, &hop)?, open_pool(custody, &pool)?);
+                let book = self.open_book(swaps, custody, book.as_deref(), &hop.mint, &pool).await?;
+                self.shield_credit(swaps, custody, &hop, &pool, book, &signature).await
+            }
+            PrivacyRequest::ShieldHop { hop, pool, book } => {
+                let (hop, pool) = (shield::open_hop(custody, &hop)?, open_pool(custody, &pool)?);
+                let book = self.open_book(swaps, custody, Some(&book), &hop.mint, &pool).await?;
+                self.shield_hop(swaps, custody, keys, (&hop, &pool), book, now).await
+            }
+            PrivacyRequest::ShieldDeliver { hop } => {
+                shield::shield_deliver(swaps, &shield::open_hop(custody, &hop)?).await
+            }
+            PrivacyRequest::ShieldClose { hop, pool } => {
+                shield::shield_close(swaps, &shield::open_hop(custody, &hop)?, &open_pool(custody, &pool)?).await
             }
             PrivacyRequest::Balance { wallet, book } => {
                 let wallet = open_wallet(custody, &wallet)?;
@@ -460,11 +509,14 @@ impl Privacy {
         Ok(held.saturating_sub(pending))
     }
 
-    async fn encrypt_credit(
+    /// Credits to `holder` what a landed pool transaction moved from `from`'s token account into
+    /// the pool's (an encrypt: both the wallet; a shield's deposit: the wallet to its
+    /// intermediate key), once per transaction.
+    async fn credit(
         &self,
         swaps: &Swaps,
         custody: &Custody,
-        wallet: &Wallet,
+        (from, holder): (&Address, &Address),
         pool: &Pool,
         mut book: Book,
         signature: &str,
@@ -495,14 +547,14 @@ impl Privacy {
             of(&meta.post_token_balances) - of(&meta.pre_token_balances)
         };
         let gained = delta(&ata(&pool.address, &mint));
-        let lost = -delta(&ata(&wallet.address, &mint));
+        let lost = -delta(&ata(from, &mint));
         if gained <= 0 || lost != gained {
             return Err(
                 SwapError::NothingToDo("that transaction did not move this wallet's tokens into the pool").into()
             );
         }
         let amount = u64::try_from(gained).map_err(|_| sealed())?;
-        let entry = book.balances.entry(wallet.address.to_string()).or_insert(0);
+        let entry = book.balances.entry(holder.to_string()).or_insert(0);
         *entry = entry.checked_add(amount).ok_or(PrivacyError::ReservesShort { free: 0, owed: u128::MAX })?;
         let balance = *entry;
         book.credited.insert(signature.to_string());
@@ -521,55 +573,51 @@ impl Privacy {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn withdraw(
+    /// Debits `p.holder`'s private balance and signs the payout from the pool, with the order
+    /// the enclave signs for it.
+    async fn pay_out(
         &self,
         swaps: &Swaps,
         custody: &Custody,
         keys: &EnclaveKeys,
-        wallet: &Wallet,
-        pool: &Pool,
-        mut book: Book,
-        fields: &Fields,
+        (pool, mut book): (&Pool, Book),
+        p: Payout,
         now: u64,
     ) -> Result<PrivacyAnswer, PrivacyError> {
-        let destination = fields.destination.ok_or(PrivacyError::BadBody("destinationPubkey"))?;
         self.check_warm(swaps).await?;
         self.prune_landed(swaps, &mut book).await?;
-        let key = wallet.address.to_string();
+        let key = p.holder.to_string();
         let held = book.balances.get(&key).copied().unwrap_or(0);
-        let left = held.checked_sub(fields.amount).ok_or(PrivacyError::InsufficientPrivate)?;
+        let left = held.checked_sub(p.amount).ok_or(PrivacyError::InsufficientPrivate)?;
         if left == 0 {
             book.balances.remove(&key);
         } else {
             book.balances.insert(key, left);
         }
-        let free = self.free_reserves(swaps, pool, &fields.mint).await?;
+        let free = self.free_reserves(swaps, pool, &p.mint).await?;
         // After the payout the pool holds `free - amount`; the book must owe no more.
-        if book.owed() + u128::from(fields.amount) > u128::from(free) {
-            return Err(PrivacyError::ReservesShort { free, owed: book.owed() + u128::from(fields.amount) });
+        if book.owed() + u128::from(p.amount) > u128::from(free) {
+            return Err(PrivacyError::ReservesShort { free, owed: book.owed() + u128::from(p.amount) });
         }
-        let mut id = [0u8; 16];
-        OsRng.fill_bytes(&mut id);
-        let order_id = shared::swap::format_uuid(&id);
-        let payout = self.sign_payout(swaps, pool, &book, &order_id, &destination, fields.amount).await?;
-        book.open_orders.insert(
-            order_id.clone(),
-            OpenOrder {
-                amount: fields.amount,
-                destination: destination.to_string(),
-                payout_signature: payout.signature.clone(),
-                last_valid_block_height: payout.last_valid_block_height,
-            },
-        );
+        let mut open = OpenOrder {
+            amount: p.amount,
+            destination: p.destination.to_string(),
+            lamports: p.lamports,
+            payout_signature: String::new(),
+            last_valid_block_height: 0,
+        };
+        let payout = self.sign_payout(swaps, pool, &book, &p.order_id, &open).await?;
+        open.payout_signature = payout.signature.clone();
+        open.last_valid_block_height = payout.last_valid_block_height;
+        book.open_orders.insert(p.order_id.clone(), open);
         let (sealed_book, book) = self.seal_book(custody, book)?;
         let mut order = WithdrawalOrder {
-            order_id,
-            wallet_id: wallet.id.clone(),
-            wallet: wallet.address.to_string(),
-            mint: fields.mint.to_string(),
-            amount: fields.amount.to_string(),
-            destination: destination.to_string(),
+            order_id: p.order_id,
+            wallet_id: p.wallet_id,
+            wallet: p.holder.to_string(),
+            mint: p.mint.to_string(),
+            amount: p.amount.to_string(),
+            destination: p.destination.to_string(),
             book_version: book.version,
             payout_signature: payout.signature.clone(),
             issued_at: now,
@@ -581,13 +629,12 @@ impl Privacy {
             transaction: Some(payout.transaction),
             signature: Some(payout.signature),
             last_valid_block_height: Some(payout.last_valid_block_height),
-            mint: Some(fields.mint.to_string()),
-            amount: Some(fields.amount.to_string()),
+            mint: Some(p.mint.to_string()),
+            amount: Some(p.amount.to_string()),
             book: Some(sealed_book),
             balance: Some(left.to_string()),
             order: Some(order),
-            reserves: None,
-            session: None,
+            ..Default::default()
         })
     }
 
@@ -628,7 +675,7 @@ impl Privacy {
             book.open_orders.remove(order_id);
             PrivacyAnswer::default()
         } else {
-            let payout = self.sign_payout(swaps, pool, &book, order_id, &destination, order.amount).await?;
+            let payout = self.sign_payout(swaps, pool, &book, order_id, &order).await?;
             book.open_orders.insert(
                 order_id.to_string(),
                 OpenOrder {
@@ -718,14 +765,15 @@ impl Privacy {
         pool: &Pool,
         book: &Book,
         order_id: &str,
-        destination: &Address,
-        amount: u64,
+        order: &OpenOrder,
     ) -> Result<SignedPayout, PrivacyError> {
         check_pool_funded(swaps, pool).await?;
         let mint = &Address::parse(&book.mint).ok_or_else(sealed)?;
+        let destination = &Address::parse(&order.destination).ok_or_else(sealed)?;
+        let amount = order.amount;
         let chain = swaps.chain();
         let decimals = swaps.decimals(mint).await?;
-        let ixs = vec![
+        let mut ixs = vec![
             associated_token::create_idempotent(&pool.address, destination, mint, &TOKEN_PROGRAM),
             token::transfer_checked(
                 &ata(&pool.address, mint),
@@ -737,6 +785,9 @@ impl Privacy {
             ),
             memo::memo(order_memo(order_id).as_bytes(), &[]),
         ];
+        if order.lamports > 0 {
+            ixs.push(system::transfer(&pool.address, destination, order.lamports));
+        }
         let blockhash = chain.latest_blockhash().await.map_err(chain_error)?;
         let message = Message::compile(&pool.address, &ixs, blockhash.blockhash).map_err(|_| sealed())?;
         let mut tx = Transaction::new_unsigned(message);

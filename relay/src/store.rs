@@ -21,6 +21,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (13, include_str!("../migrations/0013_ledger_outbox.sql")),
     (14, include_str!("../migrations/0014_wallets.sql")),
     (15, include_str!("../migrations/0015_privacy_pool.sql")),
+    (16, include_str!("../migrations/0016_shield.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

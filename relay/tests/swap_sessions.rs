@@ -35,6 +35,7 @@ fn session(id: &str, expires_at: i64) -> Session {
         swap_tx_sig: None,
         final_tx_sig: None,
         refund_tx_sig: None,
+        close_tx_sig: None,
         actual_out: None,
         pending: None,
         reason: None,

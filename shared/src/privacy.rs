@@ -88,6 +88,19 @@ pub enum PrivacyRequest {
     /// session whose terms are the request's, with the wallet as its payer, and its funding
     /// from the wallet, signed.
     SwapFund { request: WalletRequest, pool: String },
+    /// A shield (`{mint, amount, destinationPubkey}`): a fresh intermediate key sealed with the
+    /// request and `shieldId` (a uuid, the relay's session id and the hop's order id), and the
+    /// deposit of `amount` from the wallet into the pool, signed.
+    ShieldStart { request: WalletRequest, pool: String, shield_id: String },
+    /// Credits the landed deposit to the intermediate key's private balance.
+    ShieldCredit { hop: String, pool: String, book: Option<String>, signature: String },
+    /// Debits the intermediate key's balance and signs the payout to it (with its fees).
+    ShieldHop { hop: String, pool: String, book: String },
+    /// The intermediate key's payment to the destination (`nothing_to_do` once it holds none).
+    ShieldDeliver { hop: String },
+    /// The intermediate key closes its token account and returns its SOL to the pool
+    /// (`nothing_to_do` once it holds nothing).
+    ShieldClose { hop: String, pool: String },
 }
 
 /// A sealed book and its version (the relay stores both; only the enclave reads the book).
@@ -126,6 +139,9 @@ pub struct PrivacyAnswer {
     /// The swap session a managed swap opened (its funding is `transaction`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<crate::swap::OpenedSession>,
+    /// A shield's intermediate key, sealed with its request (its deposit is `transaction`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hop: Option<crate::wire::SealedObject>,
 }
 
 /// A signature as the signed documents carry it: base58, like a Solana transaction signature.

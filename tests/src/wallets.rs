@@ -25,8 +25,12 @@ pub async fn world_on(database_url: Option<String>) -> (SwapWorld, String) {
 pub async fn world_with(agents: Value, database_url: Option<String>) -> (SwapWorld, String) {
     let port = crate::free_port();
     let mut agents = agents;
-    agents["wallets"] = json!({"webhookAllow": [format!("127.0.0.1:{port}")], "retryBaseSecs": 1,
-                               "retryMaxSecs": 2, "webhookTimeoutSecs": 1, "pollMillis": 200});
+    let mut wallets = json!({"webhookAllow": [format!("127.0.0.1:{port}")], "retryBaseSecs": 1,
+                             "retryMaxSecs": 2, "webhookTimeoutSecs": 1, "pollMillis": 200});
+    if let (Some(base), Some(extra)) = (wallets.as_object_mut(), agents["wallets"].as_object()) {
+        base.extend(extra.clone());
+    }
+    agents["wallets"] = wallets;
     let mut relay = json!({"apiKeys": [API_KEY, OTHER_KEY]});
     if let Some(url) = database_url {
         relay["databaseUrl"] = json!(url);
@@ -35,6 +39,7 @@ pub async fn world_with(agents: Value, database_url: Option<String>) -> (SwapWor
 }
 
 /// A raw POST: the body as given, the owner headers `(timestamp, nonce, signature)` if any.
+/// Status 0 when no answer came (a relay that died mid-request).
 pub async fn post(w: &SwapWorld, path: &str, key: &str, body: &str, owner: Option<(&str, &str, &str)>) -> (u16, Value) {
     let mut request = reqwest::Client::new()
         .post(format!("{}{path}", w.stack.relay_url))
@@ -47,8 +52,18 @@ pub async fn post(w: &SwapWorld, path: &str, key: &str, body: &str, owner: Optio
             .header("x-owner-nonce", nonce)
             .header("x-owner-signature", signature);
     }
-    let r = request.send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    match request.send().await {
+        Ok(r) => (r.status().as_u16(), r.json().await.unwrap_or(Value::Null)),
+        Err(e) => (0, json!({"error": "no_answer", "message": e.to_string()})),
+    }
+}
+
+/// The session of the wallet's newest operation of `kind` (its audit log).
+pub async fn newest_session(w: &SwapWorld, wallet_id: &str, kind: &str) -> String {
+    let (_, audit) = get(w, &format!("/agents/v1/wallets/{wallet_id}/audit"), Some(API_KEY)).await;
+    let entries = audit["entries"].as_array().cloned().unwrap_or_default();
+    let entry = entries.iter().find(|e| e["kind"] == kind).unwrap_or_else(|| panic!("no {kind} entry: {audit}"));
+    entry["details"]["sessionId"].as_str().unwrap().to_string()
 }
 
 /// A POST signed by `owner` over exactly `body` (a fresh nonce).
@@ -119,4 +134,27 @@ pub async fn fund_pool(w: &SwapWorld) -> Address {
     let pool = Address::parse(statement["pool"].as_str().unwrap()).unwrap();
     w.chain.fund_sol(&pool, 5 * SOL);
     pool
+}
+
+/// A wallet with an owner and `usdc` base units on its public balance, the pool funded: its
+/// id, address and owner key.
+pub async fn owned_wallet(w: &SwapWorld, hook: &str, usdc: u64) -> (String, Address, SigningKey) {
+    let owner = crate::chain::new_key();
+    let owner_address = crate::chain::address_of(&owner).to_string();
+    let created = w.client().create_wallet(hook, Some(&owner_address)).await.unwrap();
+    let wallet = Address::parse(&created.priv_address).unwrap();
+    w.chain.mint_to(&w.usdc, &wallet, usdc).await;
+    fund_pool(w).await;
+    (created.wallet_id, wallet, owner)
+}
+
+/// A session's key (`ephemeralPubkey`: a swap's session key, a shield's intermediate key).
+pub fn ephemeral(session: &Value) -> Address {
+    Address::parse(session["ephemeralPubkey"].as_str().unwrap()).unwrap()
+}
+
+/// The session's key holds no lamports and no stablecoin: it closed.
+pub async fn key_empty(w: &SwapWorld, session: &Value) -> bool {
+    let key = ephemeral(session);
+    w.lamports(&key).await == 0 && w.balance(&key, &w.usdc).await == 0
 }

@@ -135,7 +135,10 @@ async fn capabilities_say_what_answers_here_and_at_what_price() {
     assert_eq!(quote["auth"], json!(["ApiKey", "X402"]));
     assert_eq!(route("/agents/v1/swaps/oneshot")["movesFunds"], true);
     assert_eq!(route("/agents/v1/wallets")["status"], "Live");
-    assert_eq!(route("/agents/v1/wallets/{id}/swap")["status"], "Soon");
+    let managed = route("/agents/v1/wallets/{id}/swap");
+    assert_eq!((managed["status"].as_str(), managed["movesFunds"].as_bool()), (Some("Live"), Some(true)));
+    assert_eq!(managed["pricePerCall"], route("/agents/v1/swaps/oneshot")["pricePerCall"], "billed as a session");
+    assert_eq!(route("/agents/v1/wallets/{id}/shield")["status"], "Live");
     assert_eq!(caps["payments"]["rails"], json!(["internal-credit"]), "x402 is off in this stack");
     let usdc = &caps["limits"]["swapMints"][w.usdc.to_string()];
     assert_eq!((usdc["symbol"].as_str(), usdc["minAmount"].as_str()), (Some("USDC"), Some("100000")));
@@ -293,8 +296,9 @@ async fn the_mcp_server_serves_all_thirteen_tools_to_real_clients() {
     assert_eq!(code(6), (Some(true), Some("not_found".into()), Some(404)));
     // Wallet creation is live: a private webhook address is refused at create.
     assert_eq!(code(7), (Some(true), Some("invalid_field".into()), Some(400)));
-    for soon in 8..=11 {
-        assert_eq!(code(soon), (Some(true), Some("not_found".into()), Some(404)), "{} is Soon", result(soon)["name"]);
+    // The wallet tools name a wallet that does not exist.
+    for unknown in 8..=11 {
+        assert_eq!(code(unknown), (Some(true), Some("not_found".into()), Some(404)), "{}", result(unknown)["name"]);
     }
     // x402 is off in this stack: the paid tool says so, as a tool error.
     assert_eq!(code(12).0, Some(true));

@@ -10,23 +10,15 @@
 use std::time::Duration;
 
 use e2e::swaps::SwapWorld;
-use e2e::wallets::{OTHER_KEY, code, fund_pool, get, post, post_signed, settle, signed, svc, world_with};
+use e2e::wallets::{
+    OTHER_KEY, code, ephemeral, get, key_empty, newest_session, owned_wallet, post, post_signed, settle, signed, svc,
+    world_with,
+};
 use e2e::{API_KEY, chain::address_of, chain::new_key};
-use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use shared::address::Address;
 
 const USDC: u64 = 1_000_000;
-
-/// A wallet with an owner and `usdc` base units on its public balance, the pool funded.
-async fn owned_wallet(w: &SwapWorld, hook: &str, usdc: u64) -> (String, Address, SigningKey) {
-    let owner = new_key();
-    let created = w.client().create_wallet(hook, Some(&address_of(&owner).to_string())).await.unwrap();
-    let wallet = Address::parse(&created.priv_address).unwrap();
-    w.chain.mint_to(&w.usdc, &wallet, usdc).await;
-    fund_pool(w).await;
-    (created.wallet_id, wallet, owner)
-}
 
 fn swap_body(w: &SwapWorld, amount: u64, destination: &Address) -> String {
     json!({"fromMint": w.usdc.to_string(), "toMint": w.token.to_string(), "amount": amount.to_string(),
@@ -34,10 +26,8 @@ fn swap_body(w: &SwapWorld, amount: u64, destination: &Address) -> String {
     .to_string()
 }
 
-/// The session key's lamports and both its token accounts: all zero once it closed.
 async fn session_key_empty(w: &SwapWorld, session: &Value) -> bool {
-    let key = Address::parse(session["ephemeralPubkey"].as_str().unwrap()).unwrap();
-    w.lamports(&key).await == 0 && w.balance(&key, &w.usdc).await == 0 && w.balance(&key, &w.token).await == 0
+    key_empty(w, session).await && w.balance(&ephemeral(session), &w.token).await == 0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -171,12 +161,13 @@ async fn a_managed_swap_survives_relay_kills_around_its_funding() {
         tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", label)]));
         let destination = address_of(&new_key());
         let path = format!("/agents/v1/wallets/{id}/swap");
+        // The relay may die before it answers: the session is found in the audit log.
         let answer = post_signed(&w, &path, &owner, &swap_body(&w, 10 * USDC, &destination)).await;
-        assert_eq!(answer.0, 200, "{label}: {}", answer.1);
+        assert!(answer.0 == 200 || answer.0 == 0, "{label}: {}", answer.1);
         let exited = tokio::task::block_in_place(|| w.stack.relay.wait_exit(Duration::from_secs(60)));
         assert!(exited.is_some_and(|s| !s.success()), "the relay did not stop at {label}");
         tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
-        let session = settle(&w, answer.1["sessionId"].as_str().unwrap()).await;
+        let session = settle(&w, &newest_session(&w, &id, "swap").await).await;
         assert_eq!(session["state"], "settled", "{label}: {session}");
         paid += 10 * USDC;
         assert_eq!(w.balance(&wallet, &w.usdc).await, 50 * USDC - paid, "{label}: the wallet paid once");

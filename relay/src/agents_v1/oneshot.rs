@@ -186,6 +186,7 @@ async fn open(
         swap_tx_sig: None,
         final_tx_sig: None,
         refund_tx_sig: None,
+        close_tx_sig: None,
         actual_out: None,
         pending: None,
         reason: None,

@@ -27,14 +27,23 @@ pub mod state {
     /// Managed swaps (mode `managed`): the wallet's funding of the session is on its way; then
     /// as a one-shot session from `funded`.
     pub const FUNDING: &str = "funding";
+    /// Shields (mode `shield`, wallets::shield has the table): deposit, credit to the
+    /// intermediate key, the hop to it, its delivery (`delivering`, `delivered`), its close.
+    pub const DEPOSITING: &str = "depositing";
+    pub const MIXING: &str = "mixing";
+    pub const HOPPING: &str = "hopping";
+    pub const HOPPED: &str = "hopped";
+    pub const CLOSING: &str = "closing";
 
     /// The states a worker advances (the others wait for the client, or are done).
-    pub const WORKING: [&str; 9] =
-        [FUNDED, SWAPPING, SWAPPED, DELIVERING, DELIVERED, REFUNDING, ENCRYPTING, CREDITING, FUNDING];
+    pub const WORKING: [&str; 14] = [
+        FUNDED, SWAPPING, SWAPPED, DELIVERING, DELIVERED, REFUNDING, ENCRYPTING, CREDITING, FUNDING, DEPOSITING,
+        MIXING, HOPPING, HOPPED, CLOSING,
+    ];
 }
 
 /// One session row.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Session {
     pub id: String,
     pub mode: String,
@@ -61,6 +70,8 @@ pub struct Session {
     pub swap_tx_sig: Option<String>,
     pub final_tx_sig: Option<String>,
     pub refund_tx_sig: Option<String>,
+    /// A shield's fourth transaction: its intermediate key's close.
+    pub close_tx_sig: Option<String>,
     pub actual_out: Option<String>,
     /// A signed transaction recorded before it is sent: its kind (`swap`, `deliver`,
     /// `refund`), bytes (base64), signature and last valid block height.
@@ -88,7 +99,7 @@ pub struct Pending {
 
 const COLUMNS: &str = "id, mode, state, wallet_id, owner, payer, from_mint, to_mint, amount, destination, slippage_bps, \
      expected_out, min_out, expires_at, funding_valid_height, ephemeral, object_id, commitment_json, bucketed, bucket_label, funding_tx_sig, swap_tx_sig, \
-     final_tx_sig, refund_tx_sig, actual_out, pending_kind, pending_tx, pending_sig, pending_valid_height, reason, \
+     final_tx_sig, refund_tx_sig, close_tx_sig, actual_out, pending_kind, pending_tx, pending_sig, pending_valid_height, reason, \
      attempts, receipt_json, attestation_address, attestation_tx_sig, funded_at, created_at, updated_at, lease_owner";
 
 fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
@@ -128,6 +139,7 @@ fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
         swap_tx_sig: r.try_get("swap_tx_sig")?,
         final_tx_sig: r.try_get("final_tx_sig")?,
         refund_tx_sig: r.try_get("refund_tx_sig")?,
+        close_tx_sig: r.try_get("close_tx_sig")?,
         actual_out: r.try_get("actual_out")?,
         pending,
         reason: r.try_get("reason")?,
@@ -147,7 +159,7 @@ pub async fn insert<'e>(db: impl sqlx::Executor<'e, Database = sqlx::Any>, s: &S
     sqlx::query(&format!(
         "INSERT INTO swap_sessions ({COLUMNS}, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
          $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, \
-         $35, $36, $37, $38, 0)"
+         $35, $36, $37, $38, $39, 0)"
     ))
     .bind(&s.id)
     .bind(&s.mode)
@@ -173,6 +185,7 @@ pub async fn insert<'e>(db: impl sqlx::Executor<'e, Database = sqlx::Any>, s: &S
     .bind(&s.swap_tx_sig)
     .bind(&s.final_tx_sig)
     .bind(&s.refund_tx_sig)
+    .bind(&s.close_tx_sig)
     .bind(&s.actual_out)
     .bind(s.pending.as_ref().map(|p| p.kind.clone()))
     .bind(s.pending.as_ref().map(|p| p.transaction.clone()))
@@ -214,7 +227,7 @@ pub async fn save<'e>(
         "UPDATE swap_sessions SET state = $1, swap_tx_sig = $2, final_tx_sig = $3, refund_tx_sig = $4, actual_out = $5, \
          pending_kind = $6, pending_tx = $7, pending_sig = $8, pending_valid_height = $9, reason = $10, attempts = $11, \
          receipt_json = $12, attestation_address = $13, attestation_tx_sig = $14, funded_at = $15, updated_at = $16, \
-         lease_until = $17, lease_owner = NULL WHERE id = $18 AND lease_owner = $19",
+         lease_until = $17, close_tx_sig = $18, lease_owner = NULL WHERE id = $19 AND lease_owner = $20",
     )
     .bind(&s.state)
     .bind(&s.swap_tx_sig)
@@ -233,6 +246,7 @@ pub async fn save<'e>(
     .bind(s.funded_at)
     .bind(now)
     .bind(retry_at)
+    .bind(&s.close_tx_sig)
     .bind(&s.id)
     .bind(&s.lease_owner)
     .execute(db)

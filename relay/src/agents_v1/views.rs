@@ -38,6 +38,8 @@ pub struct SessionView {
     pub reason: Option<String>,
     pub refund_tx_sig: String,
     pub swap_tx_sig: String,
+    /// A shield's fourth transaction (its intermediate key's close); empty otherwise.
+    pub close_tx_sig: String,
     pub expected_out: String,
     pub min_out: String,
     pub bucketed: bool,
@@ -67,6 +69,7 @@ impl From<&Session> for SessionView {
             reason: s.reason.clone(),
             refund_tx_sig: text(&s.refund_tx_sig),
             swap_tx_sig: text(&s.swap_tx_sig),
+            close_tx_sig: text(&s.close_tx_sig),
             expected_out: s.expected_out.clone(),
             min_out: s.min_out.clone(),
             bucketed: s.bucketed,

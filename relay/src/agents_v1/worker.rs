@@ -14,6 +14,7 @@ use shared::swap::{StepAnswer, StepRequest};
 use shared::wire::codes;
 
 use super::sessions::{self, Pending, Session, state};
+use super::wallets::shield;
 use super::{Agents, enclave};
 use crate::error::RelayError;
 use crate::state::App;
@@ -62,7 +63,7 @@ pub async fn run(app: App) {
 }
 
 /// When a session is to be taken again.
-enum Next {
+pub(crate) enum Next {
     Now,
     /// After this many seconds.
     Later(i64),
@@ -136,6 +137,9 @@ fn backoff(attempts: i64) -> i64 {
 async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
     if s.pending.is_some() {
         return land(agents, s).await;
+    }
+    if s.mode == shield::MODE {
+        return shield::step(app, agents, s).await;
     }
     match s.state.as_str() {
         state::AWAITING_FUNDING => expire(agents, s).await,
@@ -289,6 +293,15 @@ async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
     )
     .await
     .map_err(RelayError::Chain)?;
+    if matches!(pending.kind.as_str(), shield::KIND_DEPOSIT | shield::KIND_DELIVER | shield::KIND_CLOSE) {
+        return Ok(match verdict {
+            Confirmation::TimedOut => Next::Later(1),
+            landed => {
+                s.pending = None;
+                shield::after_landing(s, &pending.kind, matches!(landed, Confirmation::Confirmed))
+            }
+        });
+    }
     match verdict {
         Confirmation::Confirmed => {
             s.pending = None;

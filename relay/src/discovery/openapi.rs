@@ -53,6 +53,7 @@ use crate::state::App;
         crate::agents_v1::wallets::routes::balance,
         crate::agents_v1::wallets::routes::swap,
         crate::agents_v1::wallets::routes::encrypt,
+        crate::agents_v1::wallets::routes::shield,
         crate::agents_v1::wallets::routes::withdraw,
         crate::agents_v1::wallets::routes::reserves,
         crate::agents_v1::wallets::routes::audit,

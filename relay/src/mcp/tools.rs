@@ -327,7 +327,10 @@ impl Tools {
     }
 
     #[tool(description = "Shield a managed wallet's tokens to a fresh address through the privacy pool (POST \
-                          /agents/v1/wallets/{id}/shield; Soon). MOVES REAL FUNDS.", input_schema = schema_for_type::<ShieldArgs>())]
+                          /agents/v1/wallets/{id}/shield): four transactions with random delays, a session to poll; \
+                          `amount` is one of the mint's denominations. A wallet created with an owner key needs the \
+                          owner's signature, which this tool cannot add: use svc. MOVES REAL FUNDS.",
+           input_schema = schema_for_type::<ShieldArgs>())]
     async fn priv_shield(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
         let a: ShieldArgs = match parse(args) {
             Ok(a) => a,

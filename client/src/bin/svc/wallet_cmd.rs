@@ -1,4 +1,4 @@
-//! `svc wallet create|fund|swap|encrypt|withdraw|balance|audit|reserves`: managed wallets (Mode A, docs/wallets.md).
+//! `svc wallet create|fund|swap|encrypt|shield|withdraw|balance|audit|reserves`: managed wallets (Mode A, docs/wallets.md).
 
 use std::path::PathBuf;
 
@@ -51,6 +51,21 @@ pub enum WalletCommand {
         #[arg(long)]
         amount: u64,
         /// The owner's keypair file (Solana CLI format), for a wallet created with an owner.
+        #[arg(long)]
+        owner_key: Option<PathBuf>,
+    },
+    /// Shield tokens from the wallet's public balance to a fresh address through the privacy
+    /// pool (four transactions, random delays). Prints the session to poll (`svc swap status`).
+    Shield {
+        wallet_id: String,
+        #[arg(long)]
+        mint: String,
+        /// Base units: one of the mint's denominations.
+        #[arg(long)]
+        amount: u64,
+        /// A fresh address whose token account receives the tokens.
+        #[arg(long)]
+        to: String,
         #[arg(long)]
         owner_key: Option<PathBuf>,
     },
@@ -160,6 +175,14 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
         WalletCommand::Encrypt { wallet_id, mint, amount, owner_key } => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
             let started = client.wallet_encrypt(&wallet_id, &mint, &amount.to_string(), owner.as_ref()).await?;
+            match json {
+                true => print_json(&started),
+                false => println!("{}", started["sessionId"].as_str().unwrap_or("?")),
+            }
+        }
+        WalletCommand::Shield { wallet_id, mint, amount, to, owner_key } => {
+            let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
+            let started = client.wallet_shield(&wallet_id, &mint, &amount.to_string(), &to, owner.as_ref()).await?;
             match json {
                 true => print_json(&started),
                 false => println!("{}", started["sessionId"].as_str().unwrap_or("?")),

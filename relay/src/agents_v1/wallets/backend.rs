@@ -1,7 +1,7 @@
 //! The privacy back end of managed wallets behind one trait (DESIGN §11). The first back end is
 //! the enclave pool: a pool key and per-mint books of private balances, all sealed by the
 //! enclave; the relay stores them and cannot read them. A back end of another shape (an MPC or
-//! ZK pool) would implement the same four operations.
+//! ZK pool) would implement the same operations.
 
 use serde_json::json;
 use shared::privacy::{PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest, WithdrawalOrder};
@@ -41,6 +41,25 @@ pub trait PrivacyBackend {
     /// session the back end opened with the request's terms, the wallet as its payer, and its
     /// funding from the wallet, signed.
     async fn swap(&self, request: WalletRequest) -> Result<(OpenedSession, SignedTx), RelayError>;
+    /// A shield (`{mint, amount, destinationPubkey}`) of id `shield_id` (a uuid): its
+    /// intermediate key (a sealed object, its address public) and the deposit from the wallet,
+    /// signed.
+    async fn shield(&self, request: WalletRequest, shield_id: &str) -> Result<(SealedObject, SignedTx), RelayError>;
+    /// Credits a shield's landed deposit to its intermediate key; false when it was already.
+    async fn shield_credit(&self, hop: &SealedObject, mint: &str, signature: &str) -> Result<bool, RelayError>;
+    /// Debits the intermediate key and records the payout to it (the withdrawal row of order
+    /// `hop_order`, the shield's id) before anything sends it; false when it was recorded
+    /// already.
+    async fn shield_hop(
+        &self,
+        wallet: &Wallet,
+        hop: &SealedObject,
+        mint: &str,
+        hop_order: &str,
+    ) -> Result<bool, RelayError>;
+    /// The intermediate key's delivery to the destination, or (`close`) its close; None when
+    /// it was done already.
+    async fn shield_leg(&self, hop: &SealedObject, close: bool) -> Result<Option<SignedTx>, RelayError>;
     /// Credits a landed encrypt transaction, writing the operation's audit entry (`details`)
     /// with it; the wallet's new private balance, or None when it was credited already.
     async fn credit(
@@ -182,6 +201,87 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         signed(&self.step(&PrivacyRequest::EncryptBuild { request, pool }).await?)
     }
 
+    async fn shield(&self, request: WalletRequest, shield_id: &str) -> Result<(SealedObject, SignedTx), RelayError> {
+        let pool = self.pool().await?.blob;
+        let answer =
+            self.step(&PrivacyRequest::ShieldStart { request, pool, shield_id: shield_id.to_string() }).await?;
+        let deposit = signed(&answer)?;
+        let hop = answer.hop.ok_or(RelayError::EnclaveAnswer("the enclave's answer lacks the intermediate key"))?;
+        Ok((hop, deposit))
+    }
+
+    async fn shield_credit(&self, hop: &SealedObject, mint: &str, signature: &str) -> Result<bool, RelayError> {
+        let pool = self.pool().await?.blob;
+        let request_for = |book| PrivacyRequest::ShieldCredit {
+            hop: hop.blob.clone(),
+            pool: pool.clone(),
+            book,
+            signature: signature.to_string(),
+        };
+        let _serial = self.books_lock.lock().await;
+        match self.change_book(mint, request_for).await {
+            Ok((_, tx)) => tx.commit().await.map_err(StoreError::from)?,
+            Err(RelayError::Enclave { code, message, .. })
+                if code == codes::NOTHING_TO_DO && message.contains("already credited") =>
+            {
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(true)
+    }
+
+    async fn shield_hop(
+        &self,
+        wallet: &Wallet,
+        hop: &SealedObject,
+        mint: &str,
+        hop_order: &str,
+    ) -> Result<bool, RelayError> {
+        let pool = self.pool().await?.blob;
+        let request_for = |book: Option<String>| PrivacyRequest::ShieldHop {
+            hop: hop.blob.clone(),
+            pool: pool.clone(),
+            book: book.unwrap_or_default(),
+        };
+        let _serial = self.books_lock.lock().await;
+        let (answer, mut tx) = match self.change_book(mint, request_for).await {
+            Ok(changed) => changed,
+            Err(RelayError::Enclave { code, message, .. })
+                if code == codes::NOTHING_TO_DO && message.contains("already signed") =>
+            {
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
+        let order = answer.order.clone().ok_or(RelayError::EnclaveAnswer("the hop answer lacks its order"))?;
+        if order.verify().is_err()
+            || order.order_id != hop_order
+            || Some(&order.destination) != hop.public_key.as_ref()
+            || order.wallet_id != wallet.id
+            || order.mint != mint
+        {
+            return Err(RelayError::EnclaveAnswer("the enclave's hop order is not this shield's"));
+        }
+        insert_payout(&mut tx, &wallet.id, &order, &signed(&answer)?).await?;
+        tx.commit().await.map_err(StoreError::from)?;
+        crate::failpoint::hit("privacy:hop:recorded");
+        Ok(true)
+    }
+
+    async fn shield_leg(&self, hop: &SealedObject, close: bool) -> Result<Option<SignedTx>, RelayError> {
+        let blob = hop.blob.clone();
+        let request = match close {
+            true => PrivacyRequest::ShieldClose { hop: blob, pool: self.pool().await?.blob },
+            false => PrivacyRequest::ShieldDeliver { hop: blob },
+        };
+        match self.step(&request).await {
+            Ok(answer) => Ok(Some(signed(&answer)?)),
+            Err(RelayError::Enclave { code, .. }) if code == codes::NOTHING_TO_DO => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn swap(&self, request: WalletRequest) -> Result<(OpenedSession, SignedTx), RelayError> {
         let pool = self.pool().await?.blob;
         let answer = self.step(&PrivacyRequest::SwapFund { request, pool }).await?;
@@ -246,25 +346,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             return Err(RelayError::EnclaveAnswer("the enclave's withdrawal order does not match the request"));
         }
         let payout = signed(&answer)?;
-        let now = crate::unix_now();
-        sqlx::query(
-            "INSERT INTO wallet_withdrawals (order_id, wallet_id, mint, amount, destination, order_json, payout_tx, \
-             payout_sig, last_valid_height, state, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $10)",
-        )
-        .bind(&order.order_id)
-        .bind(&wallet.id)
-        .bind(&order.mint)
-        .bind(&order.amount)
-        .bind(&order.destination)
-        .bind(serde_json::to_string(&order).map_err(|_| RelayError::Internal)?)
-        .bind(&payout.transaction)
-        .bind(&payout.signature)
-        .bind(payout.last_valid_block_height as i64)
-        .bind(now)
-        .execute(&mut *tx)
-        .await
-        .map_err(StoreError::from)?;
+        insert_payout(&mut tx, &wallet.id, &order, &payout).await?;
         let data = json!({"walletId": wallet.id, "orderId": order.order_id, "mint": order.mint,
                           "amount": order.amount, "destinationPubkey": order.destination,
                           "queueSignature": order.signature, "callbackSignature": order.payout_signature});
@@ -336,6 +418,35 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         }
         Ok(statement)
     }
+}
+
+/// A debit's order and its payout, pending, in the caller's transaction (the one that stores
+/// the book with the debit).
+async fn insert_payout(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    wallet_id: &str,
+    order: &WithdrawalOrder,
+    payout: &SignedTx,
+) -> Result<(), RelayError> {
+    sqlx::query(
+        "INSERT INTO wallet_withdrawals (order_id, wallet_id, mint, amount, destination, order_json, payout_tx, \
+         payout_sig, last_valid_height, state, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $10)",
+    )
+    .bind(&order.order_id)
+    .bind(wallet_id)
+    .bind(&order.mint)
+    .bind(&order.amount)
+    .bind(&order.destination)
+    .bind(serde_json::to_string(order).map_err(|_| RelayError::Internal)?)
+    .bind(&payout.transaction)
+    .bind(&payout.signature)
+    .bind(payout.last_valid_block_height as i64)
+    .bind(crate::unix_now())
+    .execute(&mut **tx)
+    .await
+    .map_err(StoreError::from)?;
+    Ok(())
 }
 
 fn signed(answer: &PrivacyAnswer) -> Result<SignedTx, RelayError> {

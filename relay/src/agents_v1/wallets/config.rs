@@ -1,4 +1,5 @@
-//! The `agents.wallets` section: where webhooks may go and how their deliveries are retried.
+//! The `agents.wallets` section: where webhooks may go and how their deliveries are retried,
+//! and how a shield spaces its transactions.
 
 use serde::Deserialize;
 
@@ -19,6 +20,9 @@ pub struct WalletsConfig {
     pub retry_window_secs: u64,
     /// How often the delivery worker looks for due events when nothing woke it.
     pub poll_millis: u64,
+    /// A shield waits a random time in this range (seconds) before its hop and again before
+    /// its delivery, so timing does not tie a deposit to a delivery.
+    pub shield_delay_secs: [u64; 2],
 }
 
 impl Default for WalletsConfig {
@@ -30,6 +34,7 @@ impl Default for WalletsConfig {
             retry_max_secs: 3_600,
             retry_window_secs: 26 * 3_600,
             poll_millis: 1_000,
+            shield_delay_secs: [5, 25],
         }
     }
 }
@@ -42,10 +47,20 @@ impl WalletsConfig {
                 .parse::<std::net::SocketAddr>()
                 .map_err(|_| format!("agents.wallets.webhookAllow: `{entry}` is not an ip:port pair"))?;
         }
+        if self.shield_delay_secs[0] > self.shield_delay_secs[1] {
+            return Err("agents.wallets.shieldDelaySecs: [min, max] with min <= max".into());
+        }
         if self.retry_base_secs == 0 || self.retry_max_secs < self.retry_base_secs {
             return Err("agents.wallets: retryBaseSecs must be positive and at most retryMaxSecs".into());
         }
         Ok(())
+    }
+
+    /// A random shield delay within the configured bounds (seconds).
+    pub fn shield_delay(&self) -> i64 {
+        use rand_core::{OsRng, RngCore};
+        let [min, max] = self.shield_delay_secs;
+        (min + OsRng.next_u64() % (max - min + 1)) as i64
     }
 
     /// Seconds to wait after failed attempt number `attempts` (1 = the first): exponential,

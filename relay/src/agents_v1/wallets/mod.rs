@@ -1,5 +1,5 @@
 //! Managed wallets (Mode A, contract §2.9, §4.3, §6; DESIGN §11; docs/wallets.md): create,
-//! fund-intent, swap (a swap session the wallet funds), encrypt and withdraw over the privacy back end (`backend`, the enclave pool),
+//! fund-intent, swap (a swap session the wallet funds), encrypt, shield and withdraw over the privacy back end (`backend`, the enclave pool),
 //! private and public balances, the statement of reserves, the audit log, and webhooks from a
 //! durable outbox.
 //!
@@ -14,6 +14,7 @@ pub mod fund;
 pub mod private;
 pub mod records;
 pub mod routes;
+pub mod shield;
 pub mod webhooks;
 
 use axum::Router;
@@ -32,6 +33,7 @@ pub fn routes() -> Router<App> {
         .route("/agents/v1/wallets/{id}/balance", get(routes::balance))
         .route("/agents/v1/wallets/{id}/swap", post(routes::swap))
         .route("/agents/v1/wallets/{id}/encrypt", post(routes::encrypt))
+        .route("/agents/v1/wallets/{id}/shield", post(routes::shield))
         .route("/agents/v1/wallets/{id}/withdraw", post(routes::withdraw))
         .route("/agents/v1/reserves", get(routes::reserves))
         .route("/agents/v1/wallets/{id}/audit", get(routes::audit))

@@ -79,28 +79,17 @@ pub async fn start_encrypt(
         ephemeral: wallet.address.clone(),
         object_id: wallet.object_id.clone(),
         commitment_json: "{}".into(),
-        bucketed: false,
-        bucket_label: None,
         funding_tx_sig: Some(signed.signature.clone()),
-        swap_tx_sig: None,
-        final_tx_sig: None,
-        refund_tx_sig: None,
-        actual_out: None,
         pending: Some(Pending {
             kind: KIND_ENCRYPT.into(),
             transaction: signed.transaction,
             signature: signed.signature,
             last_valid_block_height: signed.last_valid_block_height as i64,
         }),
-        reason: None,
-        attempts: 0,
-        receipt_json: None,
-        attestation_address: None,
-        attestation_tx_sig: None,
         funded_at: Some(now),
         created_at: now,
         updated_at: now,
-        lease_owner: None,
+        ..Default::default()
     };
     sessions::insert(app.store.pool(), &session).await?;
     agents.wake.notify_one();
@@ -147,28 +136,17 @@ pub async fn start_swap(
         ephemeral: opened.commitment.ephemeral_pubkey.clone(),
         object_id: opened.object.id.clone(),
         commitment_json: serde_json::to_string(&opened.commitment).map_err(|_| RelayError::Internal)?,
-        bucketed: false,
-        bucket_label: None,
         funding_tx_sig: Some(funding.signature.clone()),
-        swap_tx_sig: None,
-        final_tx_sig: None,
-        refund_tx_sig: None,
-        actual_out: None,
         pending: Some(Pending {
             kind: KIND_FUND.into(),
             transaction: funding.transaction,
             signature: funding.signature.clone(),
             last_valid_block_height: funding.last_valid_block_height as i64,
         }),
-        reason: None,
-        attempts: 0,
-        receipt_json: None,
-        attestation_address: None,
-        attestation_tx_sig: None,
         funded_at: Some(now),
         created_at: now,
         updated_at: now,
-        lease_owner: None,
+        ..Default::default()
     };
     crate::enclaves::objects::insert(&app.store, &opened.object, now).await?;
     // The session (which holds the signed funding) and its audit entry, at once.

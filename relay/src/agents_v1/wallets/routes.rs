@@ -409,6 +409,21 @@ pub struct ManagedSwapBody {
     slippage_bps: Option<u16>,
 }
 
+/// The shield request.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
+                          "destinationPubkey": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}))]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // A schema.
+pub struct ShieldBody {
+    mint: String,
+    /// Base units: one of the mint's denominations (its `buckets`).
+    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
+    amount: String,
+    /// A fresh address: not the wallet.
+    destination_pubkey: String,
+}
+
 /// The withdraw request.
 #[derive(serde::Deserialize, utoipa::ToSchema)]
 #[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
@@ -534,6 +549,48 @@ pub async fn swap(
         session_id: done.value.id,
         status: "running",
         estimated_seconds: agents.config.expected_seconds,
+    }))
+}
+
+#[utoipa::path(post, path = "/agents/v1/wallets/{id}/shield", tag = "agents",
+    summary = "Shield: a round trip of the wallet's tokens through the privacy pool to a fresh destination (four transactions, random delays), a session to poll",
+    description = "The deposit into the pool, a payout to an intermediate key only the enclave holds, its delivery to the destination, its close. No token conversion; `amount` must be one of the mint's denominations. Owner-signed when the wallet has an owner. Moves real funds.",
+    security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
+    request_body = ShieldBody,
+    responses((status = 200, body = WalletSessionStarted), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = "default", body = ErrorBody)))]
+pub async fn shield(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<WalletSessionStarted>, RelayError> {
+    let key_id = caller(&app, &headers).await?;
+    let wallet = owned(&app, &key_id, &id).await?;
+    let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
+    let agents = crate::agents_v1::agents(&app)?;
+    let shape = "{mint, amount, destinationPubkey}";
+    let (mint, amount) = money_fields(agents, &bytes, shape, true)?;
+    let buckets = &agents.mint("mint", &mint)?.buckets;
+    if !buckets.contains(&amount) {
+        let listed: Vec<String> = buckets.iter().map(u64::to_string).collect();
+        let message = format!("a shield moves one of the mint's denominations: {}", listed.join(", "));
+        return Err(RelayError::input(codes::INVALID_AMOUNT, message));
+    }
+    let destination = Fields::from_body(&bytes, shape)?.pubkey("destinationPubkey")?.to_string();
+    if destination == wallet.address {
+        return Err(RelayError::input(
+            codes::INVALID_FIELD,
+            "`destinationPubkey` must be a fresh address, not the wallet",
+        ));
+    }
+    let request = super::private::wallet_request(&app, &wallet, &bytes, owner_auth(&headers)?).await?;
+    let session = super::shield::start(&app, &wallet, request, (&mint.to_string(), amount, destination)).await?;
+    Ok(Json(WalletSessionStarted {
+        session_id: session.id,
+        status: "running",
+        estimated_seconds: super::shield::SECONDS,
     }))
 }
 

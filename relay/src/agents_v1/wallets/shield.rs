@@ -1,0 +1,189 @@
+//! Shield as the relay runs it (docs/wallets.md "Shield"): a session of mode `shield` whose
+//! four transactions the enclave signs and the session worker lands, in this order:
+//!
+//! | state | what happens | next |
+//! |---|---|---|
+//! | `depositing` | the deposit (wallet → pool) is sent until the chain decides | `crediting`; `failed` (`deposit_failed`: nothing moved) |
+//! | `crediting` | the enclave credits the deposit to the intermediate key | `mixing`, after a random delay |
+//! | `mixing` | the enclave debits it and signs the hop (pool → intermediate key), stored with the book | `hopping` |
+//! | `hopping` | the payout worker lands the hop (replaced if it cannot land) | `hopped`, after a random delay |
+//! | `hopped` | the intermediate key's delivery is signed and sent | `delivered` |
+//! | `delivered` | its close (rent and SOL back to the pool) is signed and sent | `settled` |
+//!
+//! Every step is redone safely: the enclave answers `nothing_to_do` for a step already done.
+
+use serde_json::json;
+use shared::privacy::WalletRequest;
+use sqlx::Row;
+
+use super::backend::PrivacyBackend;
+use super::records::{self, Operation, Wallet};
+use crate::agents_v1::sessions::{self, Pending, Session, state};
+use crate::agents_v1::worker::Next;
+use crate::agents_v1::{Agents, agents};
+use crate::error::RelayError;
+use crate::state::App;
+use crate::store::StoreError;
+
+pub const MODE: &str = "shield";
+/// What `estimatedSeconds` says (four transactions and two delays).
+pub const SECONDS: u64 = 60;
+/// Kinds of the transactions the session worker sends.
+pub const KIND_DEPOSIT: &str = "deposit";
+pub const KIND_DELIVER: &str = "shield_deliver";
+pub const KIND_CLOSE: &str = "shield_close";
+
+/// Starts a shield: the intermediate key and the signed deposit recorded on a new session,
+/// with the `shield` audit entry and event, before anything sends it.
+pub async fn start(
+    app: &App,
+    wallet: &Wallet,
+    request: WalletRequest,
+    (mint, amount, destination): (&str, u64, String),
+) -> Result<Session, RelayError> {
+    let agents = agents(app)?;
+    let id = crate::agents_v1::oneshot::new_session_id();
+    let (hop, deposit) = super::private::backend(app, agents).shield(request, &id).await?;
+    let hop_address =
+        hop.public_key.clone().ok_or(RelayError::EnclaveAnswer("an intermediate key without its address"))?;
+    let now = crate::unix_now();
+    let session = Session {
+        id,
+        mode: MODE.into(),
+        state: state::DEPOSITING.into(),
+        wallet_id: Some(wallet.id.clone()),
+        owner: Some(wallet.key_id.clone()),
+        payer: wallet.address.clone(),
+        from_mint: mint.into(),
+        to_mint: mint.into(),
+        amount: amount.to_string(),
+        destination,
+        expected_out: amount.to_string(),
+        min_out: amount.to_string(),
+        expires_at: now + 3600,
+        funding_valid_height: deposit.last_valid_block_height as i64,
+        ephemeral: hop_address,
+        object_id: hop.id.clone(),
+        commitment_json: "{}".into(),
+        funding_tx_sig: Some(deposit.signature.clone()),
+        pending: Some(Pending {
+            kind: KIND_DEPOSIT.into(),
+            transaction: deposit.transaction,
+            signature: deposit.signature.clone(),
+            last_valid_block_height: deposit.last_valid_block_height as i64,
+        }),
+        funded_at: Some(now),
+        created_at: now,
+        updated_at: now,
+        ..Default::default()
+    };
+    crate::enclaves::objects::insert(&app.store, &hop, now).await?;
+    let data = json!({"walletId": wallet.id, "sessionId": session.id, "mint": mint, "amount": session.amount,
+                      "destinationPubkey": session.destination, "txSignature": deposit.signature});
+    let op = Operation { kind: "shield", event_type: "wallet.shield", data };
+    records::retried(|| async {
+        let mut tx = app.store.begin().await?;
+        sessions::insert(&mut *tx, &session).await?;
+        let id = records::write_operation(&mut tx, &wallet.id, &op, super::now_ms()).await?;
+        tx.commit().await?;
+        Ok(id)
+    })
+    .await?;
+    agents.wake.notify_one();
+    Ok(session)
+}
+
+/// One step of a shield session without a pending transaction (the worker lands those).
+pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
+    let backend = super::private::backend(app, agents);
+    let hop = crate::enclaves::objects::load(&app.store, &s.object_id).await?.ok_or(RelayError::Internal)?;
+    let delay = || agents.config.wallets.shield_delay();
+    match s.state.as_str() {
+        state::CREDITING => {
+            let signature = s.funding_tx_sig.clone().ok_or(RelayError::Internal)?;
+            backend.shield_credit(&hop, &s.from_mint, &signature).await?;
+            s.state = state::MIXING.into();
+            Ok(Next::Later(delay()))
+        }
+        state::MIXING => {
+            let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal)?;
+            let wallet = records::get(&app.store, &wallet_id).await?.ok_or(RelayError::Internal)?;
+            backend.shield_hop(&wallet, &hop, &s.from_mint, &s.id).await?;
+            agents.wallets.wake.notify_one();
+            s.state = state::HOPPING.into();
+            Ok(Next::Later(2))
+        }
+        state::HOPPING => match hop_payout(app, &s.id).await? {
+            (signature, true) => {
+                s.swap_tx_sig = Some(signature);
+                s.state = state::HOPPED.into();
+                Ok(Next::Later(delay()))
+            }
+            (signature, false) => {
+                s.swap_tx_sig = Some(signature);
+                Ok(Next::Later(2))
+            }
+        },
+        state::HOPPED | state::DELIVERED => {
+            let close = s.state == state::DELIVERED;
+            match backend.shield_leg(&hop, close).await? {
+                Some(signed) => {
+                    let kind = if close { KIND_CLOSE } else { KIND_DELIVER };
+                    match close {
+                        true => s.close_tx_sig = Some(signed.signature.clone()),
+                        false => s.final_tx_sig = Some(signed.signature.clone()),
+                    }
+                    s.state = if close { state::CLOSING } else { state::DELIVERING }.into();
+                    s.pending = Some(Pending {
+                        kind: kind.into(),
+                        transaction: signed.transaction,
+                        signature: signed.signature,
+                        last_valid_block_height: signed.last_valid_block_height as i64,
+                    });
+                }
+                // Done before (a landed transaction this session did not see through).
+                None if close => finish(s),
+                None => s.state = state::DELIVERED.into(),
+            }
+            Ok(Next::Now)
+        }
+        _ => Ok(Next::Later(30)),
+    }
+}
+
+/// Where a shield's transaction goes once the chain accepted it (`landed`) or cannot
+/// (`landed` false: it is signed again, except the deposit, signed under the owner's one-time
+/// signature: nothing moved, the owner asks again).
+pub(crate) fn after_landing(s: &mut Session, kind: &str, landed: bool) -> Next {
+    match (kind, landed) {
+        (KIND_DEPOSIT, true) => s.state = state::CREDITING.into(),
+        (KIND_DEPOSIT, false) => {
+            s.state = state::FAILED.into();
+            s.reason = Some("deposit_failed".into());
+        }
+        (KIND_DELIVER, true) => s.state = state::DELIVERED.into(),
+        (KIND_DELIVER, false) => s.state = state::HOPPED.into(),
+        (_, true) => finish(s),
+        (_, false) => s.state = state::DELIVERED.into(),
+    }
+    Next::Now
+}
+
+fn finish(s: &mut Session) {
+    s.state = state::SETTLED.into();
+    s.actual_out = Some(s.amount.clone());
+    s.reason = None;
+}
+
+/// The hop's current payout signature and whether it landed (its withdrawal row).
+async fn hop_payout(app: &App, order_id: &str) -> Result<(String, bool), RelayError> {
+    let row = sqlx::query("SELECT payout_sig, state FROM wallet_withdrawals WHERE order_id = $1")
+        .bind(order_id)
+        .fetch_optional(app.store.pool())
+        .await
+        .map_err(StoreError::from)?
+        .ok_or(RelayError::Internal)?;
+    let signature: String = row.try_get("payout_sig").map_err(StoreError::from)?;
+    let state: String = row.try_get("state").map_err(StoreError::from)?;
+    Ok((signature, state == "landed"))
+}
