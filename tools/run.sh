@@ -48,9 +48,12 @@ PAYER_HEX=$(python3 -c 'import json, sys; print(bytes(json.load(open(sys.argv[1]
 OWNER=$(python3 -c 'import json, sys; a="123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"; n=int.from_bytes(bytes(json.load(open(sys.argv[1]))[32:]), "big"); s=""
 while n: n, r = divmod(n, 58); s = a[r] + s
 print(s)' "$RUN_DIR/demo-payer.json")
-DESTINATION=$(python3 -c 'import secrets; a="123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"; n=int.from_bytes(secrets.token_bytes(32), "big"); s=""
+fresh_address() {
+  python3 -c 'import secrets; a="123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"; n=int.from_bytes(secrets.token_bytes(32), "big"); s=""
 while n: n, r = divmod(n, 58); s = a[r] + s
-print(s)')
+print(s)'
+}
+DESTINATION=$(fresh_address); SHIELD_TO=$(fresh_address)
 
 cat >"$RUN_DIR/enclave.json" <<JSON
 {
@@ -216,7 +219,9 @@ cat <<MSG
   managed wallets (docs/wallets.md): a wallet whose key only the enclave holds, owned by the
   demo payer's key (every fund-moving request is signed with it and checked by the enclave).
   Fund it from the demo payer, move 2 USDC into its private balance (a session to poll), pay
-  1 USDC out to a fresh address, then read its balances and the enclave-signed statement of
+  1 USDC out to a fresh address, swap 1 USDC into TKN for a destination, shield 1 USDC to
+  another fresh address through the pool (four transactions, about a minute; follow the
+  sessions with svc swap status), then read its balances and the enclave-signed statement of
   reserves (its webhooks go to 127.0.0.1:9, where nothing listens, so they are retried):
 
     target/debug/svc --api-key $API_KEY wallet create --webhook-url http://127.0.0.1:9/hook --owner-pubkey $OWNER
@@ -225,6 +230,11 @@ cat <<MSG
     target/debug/svc --api-key $API_KEY wallet encrypt <walletId> --mint $USDC --amount 2000000 --owner-key .cache/run/demo-payer.json
     target/debug/svc --api-key $API_KEY wallet withdraw <walletId> --mint $USDC --amount 1000000 --to $DESTINATION \\
       --owner-key .cache/run/demo-payer.json
+    target/debug/svc --api-key $API_KEY wallet swap <walletId> --from-mint $USDC --to-mint $TOKEN --amount 1000000 \\
+      --to $DESTINATION --owner-key .cache/run/demo-payer.json
+    target/debug/svc --api-key $API_KEY wallet shield <walletId> --mint $USDC --amount 1000000 --to $SHIELD_TO \\
+      --owner-key .cache/run/demo-payer.json
+    target/debug/svc --api-key $API_KEY swap status <sessionId>
     target/debug/svc --api-key $API_KEY wallet balance <walletId> --mints $USDC
     target/debug/svc wallet reserves --mint $USDC
 

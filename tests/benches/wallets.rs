@@ -1,8 +1,9 @@
-//! Managed wallets on the local chain (docs/wallets.md): encrypts and withdrawals per minute
-//! through the relay and the enclave pool, `CONCURRENCY` wallets at a time, each operation
-//! signed by the wallet's owner and carried to its end (an encrypt polled to `settled`, a
-//! withdrawal answered `landed` or its payout seen on chain). Real release binaries;
-//! docs/benchmarks.md records the numbers.
+//! Managed wallets on the local chain (docs/wallets.md): encrypts, withdrawals, shields and
+//! managed swaps per minute through the relay and the enclave pool, `WALLETS` wallets at a
+//! time, each operation signed by the wallet's owner and carried to its end (a session polled
+//! to `settled`, a withdrawal answered `landed` or its payout seen on chain). Shields run with
+//! their random delays set to 0 to 1 s, so the number is the machinery's, not the privacy
+//! delay's. Real release binaries; docs/benchmarks.md records the numbers.
 //!
 //! `make bench` builds the release binaries first (this looks for them beside itself).
 
@@ -10,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use e2e::chain::{address_of, new_key};
 use e2e::swaps::{SOL, SwapWorld};
-use serde_json::json;
+use ed25519_dalek::SigningKey;
+use serde_json::{Value, json};
 use shared::address::Address;
 
 const WALLETS: usize = 10;
@@ -21,7 +23,8 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap();
     runtime.block_on(async {
         let port = e2e::free_port();
-        let agents = json!({"wallets": {"webhookAllow": [format!("127.0.0.1:{port}")], "retryBaseSecs": 60}});
+        let agents = json!({"wallets": {"webhookAllow": [format!("127.0.0.1:{port}")], "retryBaseSecs": 60,
+                                        "shieldDelaySecs": [0, 1]}});
         let limits = json!({"rateLimits": {"perAddressPerMinute": 0, "perKeyPerMinute": 0}});
         let w = SwapWorld::start_with(agents, limits).await;
         let client = w.client();
@@ -38,26 +41,20 @@ fn main() {
         w.chain.fund_sol(&Address::parse(&statement.pool).unwrap(), 100 * SOL);
         let mint = w.usdc.to_string();
 
-        let started = Instant::now();
-        for _ in 0..ROUNDS {
-            let runs = wallets.iter().map(|(id, owner)| {
-                let (client, mint) = (w.client(), mint.clone());
-                async move {
-                    let s = client.wallet_encrypt(id, &mint, &(10 * USDC).to_string(), Some(owner)).await.unwrap();
-                    let session = s["sessionId"].as_str().unwrap().to_string();
-                    loop {
-                        let state = client.session(&session).await.unwrap()["state"].as_str().unwrap().to_string();
-                        match state.as_str() {
-                            "settled" => break,
-                            "failed" => panic!("encrypt {session} failed"),
-                            _ => tokio::time::sleep(Duration::from_millis(100)).await,
-                        }
-                    }
-                }
-            });
-            e2e::join_all(runs).await;
-        }
-        let encrypts = started.elapsed();
+        let amount = (10 * USDC).to_string();
+        let encrypts =
+            rounds(&w, &wallets, async |c, id, owner| c.wallet_encrypt(id, &mint, &amount, Some(owner)).await).await;
+        let shields = rounds(&w, &wallets, async |c, id, owner| {
+            let to = address_of(&new_key()).to_string();
+            c.wallet_shield(id, &mint, &amount, &to, Some(owner)).await
+        })
+        .await;
+        let (token, one) = (w.token.to_string(), USDC.to_string());
+        let swaps = rounds(&w, &wallets, async |c, id, owner| {
+            let to = address_of(&new_key()).to_string();
+            c.wallet_swap(id, &mint, &token, &one, &to, None, Some(owner)).await
+        })
+        .await;
 
         // The enclave's payout quiet period after its boot: one withdrawal waits it out first.
         let (id, owner) = &wallets[0];
@@ -106,8 +103,44 @@ fn main() {
             withdrawals.as_secs_f64(),
             per_minute(ops, withdrawals)
         );
+        for (name, took) in [("wallet_shield", shields), ("wallet_swap", swaps)] {
+            println!(
+                "{name} ({ops}, {WALLETS} wallets at a time, owner-signed, to settled): {:.1} s, {:.0} per minute",
+                took.as_secs_f64(),
+                per_minute(ops, took)
+            );
+        }
         let statement = client.reserves(&mint).await.unwrap();
         assert!(statement.solvent());
         assert_eq!(statement.liabilities, statement.pool_balance, "everything in the pool is owed");
     });
+}
+
+/// `ROUNDS` rounds of one session-starting operation on every wallet at once, each session
+/// polled to `settled`; the time they took.
+async fn rounds(
+    w: &SwapWorld,
+    wallets: &[(String, SigningKey)],
+    start: impl AsyncFn(&client::Client, &str, &SigningKey) -> Result<Value, client::ClientError>,
+) -> Duration {
+    let started = Instant::now();
+    for _ in 0..ROUNDS {
+        let runs = wallets.iter().map(|(id, owner)| {
+            let (client, start) = (w.client(), &start);
+            async move {
+                let s = start(&client, id, owner).await.unwrap();
+                let session = s["sessionId"].as_str().unwrap().to_string();
+                loop {
+                    let state = client.session(&session).await.unwrap()["state"].as_str().unwrap().to_string();
+                    match state.as_str() {
+                        "settled" => break,
+                        "failed" => panic!("session {session} failed"),
+                        _ => tokio::time::sleep(Duration::from_millis(100)).await,
+                    }
+                }
+            }
+        });
+        e2e::join_all(runs).await;
+    }
+    started.elapsed()
 }

@@ -2,12 +2,10 @@
 //! (`impl Chain`) let tests swap the node; `RpcChain` is the JSON-RPC implementation.
 
 use std::future::Future;
-use std::time::Duration;
 
 use shared::address::Address;
 
-use crate::confirm::{Confirmation, confirm};
-use crate::{Account, ChainError, ChainTransaction, Commitment, LatestBlockhash, SignatureInfo, SignatureStatus};
+use crate::{Account, ChainError, ChainTransaction, LatestBlockhash, SignatureInfo, SignatureStatus};
 
 type Result<T> = std::result::Result<T, ChainError>;
 
@@ -16,6 +14,7 @@ pub trait Chain: Send + Sync {
     fn latest_blockhash(&self) -> impl Future<Output = Result<LatestBlockhash>> + Send;
 
     /// Sends signed wire bytes (base64, with preflight at `confirmed`); returns the signature.
+    #[cfg(feature = "send")]
     fn send_transaction(&self, transaction: &[u8]) -> impl Future<Output = Result<String>> + Send;
 
     /// Statuses in the order asked; `None` where the node knows no such signature.
@@ -52,16 +51,17 @@ pub trait Chain: Send + Sync {
 
     /// Waits until `signature` reaches `commitment`, fails, expires (the block height passed
     /// `last_valid_block_height` with the transaction unseen) or `timeout` passes.
+    #[cfg(feature = "send")]
     fn confirm(
         &self,
         signature: &str,
         last_valid_block_height: u64,
-        commitment: Commitment,
-        timeout: Duration,
-    ) -> impl Future<Output = Result<Confirmation>> + Send
+        commitment: crate::Commitment,
+        timeout: std::time::Duration,
+    ) -> impl Future<Output = Result<crate::Confirmation>> + Send
     where
         Self: Sized,
     {
-        confirm(self, signature, last_valid_block_height, commitment, timeout)
+        crate::confirm(self, signature, last_valid_block_height, commitment, timeout)
     }
 }

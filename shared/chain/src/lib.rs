@@ -1,8 +1,9 @@
 //! Solana JSON-RPC behind a trait, and the swap router's HTTP wire. The I/O side of
 //! `shared::solana`: this crate reads the chain, asks the router, and sends bytes that were
-//! signed elsewhere; it never signs and never holds a key.
+//! signed elsewhere (feature `send`, off in the enclave); it never signs and never holds a key.
 
 mod chain;
+#[cfg(feature = "send")]
 mod confirm;
 mod error;
 mod router;
@@ -12,6 +13,7 @@ mod types;
 mod wire;
 
 pub use chain::Chain;
+#[cfg(feature = "send")]
 pub use confirm::{Confirmation, confirm};
 pub use error::ChainError;
 pub use router::{Quote, Router, RouterError, SwapTransaction};

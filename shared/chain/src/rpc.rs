@@ -123,6 +123,7 @@ impl Chain for RpcChain {
         blockhash(METHOD, v.value)
     }
 
+    #[cfg(feature = "send")]
     async fn send_transaction(&self, transaction: &[u8]) -> Result<String, ChainError> {
         let config = json!({
             "encoding": "base64",

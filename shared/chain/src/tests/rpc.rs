@@ -27,6 +27,7 @@ fn result(req: &Value, result: Value) -> Response {
     Json(json!({"jsonrpc": "2.0", "id": req["id"], "result": result})).into_response()
 }
 
+#[cfg(feature = "send")]
 fn error(req: &Value, code: i64, message: &str, data: Value) -> Response {
     Json(json!({"jsonrpc": "2.0", "id": req["id"], "error": {"code": code, "message": message, "data": data}}))
         .into_response()
@@ -75,6 +76,7 @@ async fn reads_typed_answers() {
     assert_eq!(chain.slot().await.unwrap(), 77);
 }
 
+#[cfg(feature = "send")]
 #[tokio::test]
 async fn sorts_send_errors_and_never_echoes_the_request() {
     let url = stand_in(|req| {
