@@ -3,11 +3,12 @@
 //! withdrawal order and the statement of reserves. Both signed documents verify with the
 //! enclave key alone, so anyone holding one can check it against an attestation.
 
+#[cfg(feature = "swap-client")]
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde::{Deserialize, Serialize};
 
-use crate::address::Address;
-use crate::b64;
+#[cfg(feature = "swap-client")]
+use crate::{address::Address, b64};
 
 /// The headers an owner-signed request carries.
 pub const OWNER_TIMESTAMP_HEADER: &str = "x-owner-timestamp";
@@ -149,6 +150,7 @@ pub fn signature_text(signature: &[u8; 64]) -> String {
     bs58::encode(signature).into_string()
 }
 
+#[cfg(feature = "swap-client")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum SignedDocError {
     #[error("a field is malformed: {0}")]
@@ -157,6 +159,7 @@ pub enum SignedDocError {
     BadSignature,
 }
 
+#[cfg(feature = "swap-client")]
 fn verify_by(enclave_pubkey: &str, signature: &str, message: &[u8]) -> Result<(), SignedDocError> {
     let key = b64::decode_array::<32>(enclave_pubkey).ok_or(SignedDocError::Malformed("enclavePubkey"))?;
     let key = VerifyingKey::from_bytes(&key).map_err(|_| SignedDocError::Malformed("enclavePubkey"))?;
@@ -206,6 +209,9 @@ impl WithdrawalOrder {
         .into_bytes()
     }
 
+    /// Checks the signature under the enclave key it names (clients check that key is the one
+    /// they attested).
+    #[cfg(feature = "swap-client")]
     pub fn verify(&self) -> Result<(), SignedDocError> {
         for (name, value) in [("wallet", &self.wallet), ("mint", &self.mint), ("destination", &self.destination)] {
             Address::parse(value).ok_or(SignedDocError::Malformed(name))?;
@@ -254,11 +260,13 @@ impl ReservesStatement {
         .into_bytes()
     }
 
+    #[cfg(feature = "swap-client")]
     pub fn verify(&self) -> Result<(), SignedDocError> {
         verify_by(&self.enclave_pubkey, &self.signature, &self.message())
     }
 
     /// The invariant: the book owes no more than the pool holds.
+    #[cfg(feature = "swap-client")]
     pub fn solvent(&self) -> bool {
         match (self.liabilities.parse::<u64>(), self.pool_balance.parse::<u64>()) {
             (Ok(owed), Ok(held)) => owed <= held,
@@ -267,7 +275,7 @@ impl ReservesStatement {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "swap-client"))]
 mod tests {
     use ed25519_dalek::{Signer, SigningKey};
 

@@ -106,24 +106,28 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
             Ok(Next::Later(delay()))
         }
         state::MIXING => {
-            let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal)?;
-            let wallet = records::get(&app.store, &wallet_id).await?.ok_or(RelayError::Internal)?;
-            backend.shield_hop(&wallet, &hop, &s.from_mint, &s.id).await?;
-            agents.wallets.wake.notify_one();
+            // Recorded by an earlier attempt whose session save did not happen: the hop's row
+            // says so (the enclave may have dropped the order from the book once it landed).
+            if hop_payout(app, &s.id).await?.is_none() {
+                let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal)?;
+                let wallet = records::get(&app.store, &wallet_id).await?.ok_or(RelayError::Internal)?;
+                backend.shield_hop(&wallet, &hop, &s.from_mint, &s.id).await?;
+                agents.wallets.wake.notify_one();
+            }
             s.state = state::HOPPING.into();
             Ok(Next::Later(2))
         }
-        state::HOPPING => match hop_payout(app, &s.id).await? {
-            (signature, true) => {
-                s.swap_tx_sig = Some(signature);
-                s.state = state::HOPPED.into();
-                Ok(Next::Later(delay()))
+        state::HOPPING => {
+            let (signature, landed) = hop_payout(app, &s.id).await?.ok_or(RelayError::Internal)?;
+            s.swap_tx_sig = Some(signature);
+            match landed {
+                true => {
+                    s.state = state::HOPPED.into();
+                    Ok(Next::Later(delay()))
+                }
+                false => Ok(Next::Later(2)),
             }
-            (signature, false) => {
-                s.swap_tx_sig = Some(signature);
-                Ok(Next::Later(2))
-            }
-        },
+        }
         state::HOPPED | state::DELIVERED => {
             let close = s.state == state::DELIVERED;
             match backend.shield_leg(&hop, close).await? {
@@ -175,15 +179,16 @@ fn finish(s: &mut Session) {
     s.reason = None;
 }
 
-/// The hop's current payout signature and whether it landed (its withdrawal row).
-async fn hop_payout(app: &App, order_id: &str) -> Result<(String, bool), RelayError> {
+/// The hop's current payout signature and whether it landed (its withdrawal row), once
+/// recorded.
+async fn hop_payout(app: &App, order_id: &str) -> Result<Option<(String, bool)>, RelayError> {
     let row = sqlx::query("SELECT payout_sig, state FROM wallet_withdrawals WHERE order_id = $1")
         .bind(order_id)
         .fetch_optional(app.store.pool())
         .await
-        .map_err(StoreError::from)?
-        .ok_or(RelayError::Internal)?;
+        .map_err(StoreError::from)?;
+    let Some(row) = row else { return Ok(None) };
     let signature: String = row.try_get("payout_sig").map_err(StoreError::from)?;
     let state: String = row.try_get("state").map_err(StoreError::from)?;
-    Ok((signature, state == "landed"))
+    Ok(Some((signature, state == "landed")))
 }
