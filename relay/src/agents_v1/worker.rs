@@ -115,7 +115,8 @@ async fn save_announced(
     let data = serde_json::json!({
         "sessionId": s.id, "walletId": wallet_id, "mode": s.mode, "state": s.state, "previousState": before,
         "reason": s.reason, "fundingTxSig": text(&s.funding_tx_sig), "swapTxSig": text(&s.swap_tx_sig),
-        "finalTxSig": text(&s.final_tx_sig), "refundTxSig": text(&s.refund_tx_sig), "actualOut": text(&s.actual_out),
+        "finalTxSig": text(&s.final_tx_sig), "refundTxSig": text(&s.refund_tx_sig), "closeTxSig": text(&s.close_tx_sig),
+        "actualOut": text(&s.actual_out),
     });
     let event_type = format!("session.{}", s.state);
     records::retried(|| async {
