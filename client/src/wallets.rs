@@ -104,7 +104,8 @@ impl Client {
     }
 
     /// Sends `body` as the exact bytes of a fund-moving request, signed by the wallet's owner
-    /// when `owner` is given (the enclave checks it: docs/wallets.md).
+    /// when `owner` is given (the enclave checks it: docs/wallets.md), once the enclave passed
+    /// verification.
     async fn send_owner_signed<T: DeserializeOwned>(
         &self,
         path: &str,
@@ -113,6 +114,9 @@ impl Client {
     ) -> Result<T, ClientError> {
         use ed25519_dalek::Signer;
         use rand_core::{OsRng, RngCore};
+        // The enclave is verified before anything that moves funds is sent: a request whose
+        // answer could not be checked afterwards would still have been carried out.
+        self.enclave_key().await?;
         let bytes = serde_json::to_vec(body).map_err(|e| ClientError::Malformed(e.to_string()))?;
         let mut request = self.http.post(format!("{}{path}", self.base)).header("content-type", "application/json");
         if let Some(key) = &self.api_key {

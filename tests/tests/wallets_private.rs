@@ -189,6 +189,13 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
         ],
     );
     assert_eq!(out["order"]["destination"], cli_destination.as_str());
+    // Without the dev root svc cannot verify the enclave, and sends nothing.
+    let unverified = std::process::Command::new(e2e::binary("svc"))
+        .args(["--relay", &w.stack.relay_url, "--api-key", API_KEY, "wallet", "withdraw", &id, "--mint", &usdc])
+        .args(["--amount", "1000000", "--to", &cli_destination, "--owner-key", owner_arg])
+        .output()
+        .unwrap();
+    assert!(!unverified.status.success(), "{}", String::from_utf8_lossy(&unverified.stdout));
     let reserves = svc(&w, &["wallet", "reserves", "--mint", &usdc]);
     assert_eq!((reserves["liabilities"].as_str(), reserves["wallets"].as_u64()), (Some("14000000"), Some(1)));
     let deadline = Instant::now() + WAIT;

@@ -90,6 +90,9 @@ async fn a_shield_pays_a_fresh_destination_through_an_intermediate_key_in_four_t
     let session = settle(&w, started["sessionId"].as_str().unwrap()).await;
     assert_eq!(session["state"], "settled", "{session}");
     assert_eq!((session["mode"].as_str(), session["walletId"].as_str()), (Some("shield"), Some(id.as_str())));
+    // `svc swap status` follows it too (a shield has no swap receipt).
+    let status = svc(&w, &["swap", "status", session["id"].as_str().unwrap()]);
+    assert_eq!((status["session"]["state"].as_str(), status["receipt"].is_null()), (Some("settled"), true));
     assert_eq!(w.balance(&destination, &w.usdc).await, 10 * USDC, "delivered once");
     assert_eq!(w.balance(&wallet, &w.usdc).await, 40 * USDC, "paid once");
     assert!(key_empty(&w, &session).await, "the intermediate key ends empty: {session}");

@@ -461,10 +461,15 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             return swap_cmd::run(client, command, json).await;
         }
         Command::Wallet { command } => {
-            // Withdrawal orders and statements of reserves are checked against the attested key.
+            // Fund-moving requests go only to an enclave that passes verification; withdrawal
+            // orders and statements of reserves are checked against its attested key.
             let needs_attestation = matches!(
                 command,
-                wallet_cmd::WalletCommand::Withdraw { .. } | wallet_cmd::WalletCommand::Reserves { .. }
+                wallet_cmd::WalletCommand::Withdraw { .. }
+                    | wallet_cmd::WalletCommand::Reserves { .. }
+                    | wallet_cmd::WalletCommand::Encrypt { .. }
+                    | wallet_cmd::WalletCommand::Swap { .. }
+                    | wallet_cmd::WalletCommand::Shield { .. }
             );
             let client = match needs_attestation {
                 true => client.with_attestation(cli.trust.options()?),

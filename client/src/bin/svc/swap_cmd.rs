@@ -68,8 +68,10 @@ pub async fn run(client: Client, command: SwapCommand, json: bool) -> Result<u8,
         }
         SwapCommand::Status { session_id } => {
             let session = client.session(&session_id).await?;
+            // Swaps have a receipt; a wallet's encrypt or shield session has none.
+            let swap = matches!(session["mode"].as_str(), Some("oneshot" | "managed"));
             let receipt = match session["state"].as_str() {
-                Some("settled") => Some(client.swap_receipt(&session_id, None).await?),
+                Some("settled") if swap => Some(client.swap_receipt(&session_id, None).await?),
                 _ => None,
             };
             report(&session, receipt.as_ref(), json);
@@ -130,7 +132,22 @@ fn report(session: &serde_json::Value, verified: Option<&client::swap::VerifiedR
         text("state"),
         session["reason"].as_str().map(|r| format!(" ({r})")).unwrap_or_default()
     );
-    println!("swap:     {} of {} -> {}", text("amountBaseUnits"), text("fromMint"), text("toMint"));
+    println!(
+        "{:<9} {} of {} -> {}",
+        format!("{}:", text("mode")),
+        text("amountBaseUnits"),
+        text("fromMint"),
+        text("toMint")
+    );
+    if session["mode"] == "shield" {
+        for (label, field) in
+            [("deposit", "fundingTxSig"), ("hop", "swapTxSig"), ("delivery", "finalTxSig"), ("close", "closeTxSig")]
+        {
+            if !text(field).is_empty() {
+                println!("{:<9} {}", format!("{label}:"), text(field));
+            }
+        }
+    }
     if let Some(v) = verified {
         let r = &v.receipt;
         println!("received: {} at {}", r.actual_out, r.destination);
