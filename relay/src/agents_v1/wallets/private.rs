@@ -153,17 +153,30 @@ pub async fn start_swap(
     let data = json!({"walletId": wallet.id, "sessionId": session.id, "fromMint": session.from_mint,
                       "toMint": session.to_mint, "amount": session.amount, "destination": session.destination,
                       "minOut": session.min_out, "txSignature": funding.signature});
-    let op = records::Operation { kind: "swap", event_type: "wallet.swap", data };
+    record_start(app, &session, &wallet.id, records::Operation { kind: "swap", event_type: "wallet.swap", data })
+        .await?;
+    Ok(session)
+}
+
+/// Records a wallet's new session, which holds its first signed transaction, with the
+/// operation's audit entry and event in one database transaction; then wakes a worker to send
+/// it. Nothing is sent before this commits.
+pub(super) async fn record_start(
+    app: &App,
+    session: &Session,
+    wallet_id: &str,
+    op: records::Operation,
+) -> Result<(), RelayError> {
     records::retried(|| async {
         let mut tx = app.store.begin().await?;
-        sessions::insert(&mut *tx, &session).await?;
-        let id = records::write_operation(&mut tx, &wallet.id, &op, super::now_ms()).await?;
+        sessions::insert(&mut *tx, session).await?;
+        let id = records::write_operation(&mut tx, wallet_id, &op, super::now_ms()).await?;
         tx.commit().await?;
         Ok(id)
     })
     .await?;
-    agents.wake.notify_one();
-    Ok(session)
+    agents(app)?.wake.notify_one();
+    Ok(())
 }
 
 /// The worker's step of an encrypt session whose transaction landed: the credit, with the

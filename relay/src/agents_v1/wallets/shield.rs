@@ -18,7 +18,7 @@ use sqlx::Row;
 
 use super::backend::PrivacyBackend;
 use super::records::{self, Operation, Wallet};
-use crate::agents_v1::sessions::{self, Pending, Session, state};
+use crate::agents_v1::sessions::{Pending, Session, state};
 use crate::agents_v1::worker::Next;
 use crate::agents_v1::{Agents, agents};
 use crate::error::RelayError;
@@ -81,15 +81,7 @@ pub async fn start(
     let data = json!({"walletId": wallet.id, "sessionId": session.id, "mint": mint, "amount": session.amount,
                       "destinationPubkey": session.destination, "txSignature": deposit.signature});
     let op = Operation { kind: "shield", event_type: "wallet.shield", data };
-    records::retried(|| async {
-        let mut tx = app.store.begin().await?;
-        sessions::insert(&mut *tx, &session).await?;
-        let id = records::write_operation(&mut tx, &wallet.id, &op, super::now_ms()).await?;
-        tx.commit().await?;
-        Ok(id)
-    })
-    .await?;
-    agents.wake.notify_one();
+    super::private::record_start(app, &session, &wallet.id, op).await?;
     Ok(session)
 }
 
