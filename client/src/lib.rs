@@ -11,6 +11,7 @@ pub mod deposits;
 pub mod error;
 pub mod key_cache;
 pub mod log;
+pub mod mcp;
 pub mod onchain;
 pub mod pccs;
 pub mod provision;

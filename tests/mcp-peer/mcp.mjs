@@ -1,5 +1,7 @@
-// The official MCP TypeScript SDK as a real client of the relay's MCP server.
+// The official MCP TypeScript SDK as a real client of the relay's MCP server, or of a local
+// stdio server it starts (`svc mcp`).
 //   node mcp.mjs --url http://127.0.0.1:PORT/mcp/v1 [--key sk_svc_…] [--calls calls.json] [--host HOST]
+//   node mcp.mjs --stdio '["/path/to/svc", "--relay", …, "mcp", "--owner-key", FILE]' [--calls calls.json]
 // Lists the tools, then calls each {name, arguments, _meta?} of the calls file in order.
 // Prints one JSON object: {tools: [{name, description, inputSchema}], results: [{name, isError,
 // structuredContent, meta, text}]}. A transport or protocol failure exits 1 with the error.
@@ -7,16 +9,22 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const { values } = parseArgs({
-  options: { url: { type: "string" }, key: { type: "string" }, calls: { type: "string" }, host: { type: "string" } },
+  options: { url: { type: "string" }, stdio: { type: "string" }, key: { type: "string" }, calls: { type: "string" }, host: { type: "string" } },
 });
 const headers = {};
 if (values.key) headers.Authorization = `Bearer ${values.key}`;
 if (values.host) headers.Host = values.host;
 const client = new Client({ name: "svc-e2e", version: "1.0.0" });
 try {
-  await client.connect(new StreamableHTTPClientTransport(new URL(values.url), { requestInit: { headers } }));
+  if (values.stdio) {
+    const [command, ...args] = JSON.parse(values.stdio);
+    await client.connect(new StdioClientTransport({ command, args, stderr: "inherit" }));
+  } else {
+    await client.connect(new StreamableHTTPClientTransport(new URL(values.url), { requestInit: { headers } }));
+  }
   const { tools } = await client.listTools();
   const results = [];
   const calls = values.calls ? JSON.parse(readFileSync(values.calls, "utf8")) : [];

@@ -189,6 +189,14 @@ enum Command {
         #[command(subcommand)]
         command: wallet_cmd::WalletCommand,
     },
+    /// A local MCP tool server over stdio for an AI agent acting as a wallet's owner: the
+    /// managed-wallet tools, each fund-moving request signed with `--owner-key` and sent only to
+    /// a verified enclave (docs/mcp.md). Start it from the agent's MCP configuration.
+    Mcp {
+        /// The owner's keypair file (Solana CLI format: a JSON array of 64 numbers).
+        #[arg(long)]
+        owner_key: PathBuf,
+    },
     /// Compute MRTD, RTMR1, RTMR2 and the image id of a built image folder
     /// (OVMF.fd, vmlinuz, initrd.cpio, cmdline), and RTMR0 for a host profile.
     Measure {
@@ -476,6 +484,16 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 false => client,
             };
             return wallet_cmd::run(client, command, json).await;
+        }
+        Command::Mcp { owner_key } => {
+            // stdout carries the protocol: everything else goes to stderr.
+            let owner = client::swap::read_keypair(&owner_key)?;
+            let tools = client::mcp::OwnerTools::new(client.with_attestation(cli.trust.options()?), owner);
+            return match client::mcp::serve_stdio(tools).await {
+                Err(e @ ClientError::NotAttested(_)) => Err(Failure(10, Failure::from(e).1)),
+                Err(e) => Err(e.into()),
+                Ok(()) => Ok(0),
+            };
         }
         Command::Measure { dir, diagnose, measurements_json, rtmr0_profile } => {
             let shape = match (measurements_json, json) {

@@ -298,7 +298,7 @@ impl Tools {
 
     #[tool(description = "Swap from a managed wallet's public balance to a destination (POST \
                           /agents/v1/wallets/{id}/swap): a session to poll; the enclave signs. A wallet created with an \
-                          owner key needs the owner's signature, which this tool cannot add: use svc. MOVES REAL FUNDS.",
+                          owner key needs the owner's signature, which this server cannot add: use svc, or svc mcp (a local tool server that signs as the owner). MOVES REAL FUNDS.",
            input_schema = schema_for_type::<ManagedSwapArgs>())]
     async fn priv_swap_managed(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
         let a: ManagedSwapArgs = match parse(args) {
@@ -315,7 +315,7 @@ impl Tools {
 
     #[tool(description = "Move a managed wallet's tokens into its private balance (POST \
                           /agents/v1/wallets/{id}/encrypt): a session to poll. A wallet created with an owner key \
-                          needs the owner's signature, which this tool cannot add: use svc. MOVES REAL FUNDS.",
+                          needs the owner's signature, which this server cannot add: use svc, or svc mcp (a local tool server that signs as the owner). MOVES REAL FUNDS.",
            input_schema = schema_for_type::<EncryptArgs>())]
     async fn priv_encrypt(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
         let a: EncryptArgs = match parse(args) {
@@ -329,7 +329,7 @@ impl Tools {
     #[tool(description = "Shield a managed wallet's tokens to a fresh address through the privacy pool (POST \
                           /agents/v1/wallets/{id}/shield): four transactions with random delays, a session to poll; \
                           `amount` is one of the mint's denominations. A wallet created with an owner key needs the \
-                          owner's signature, which this tool cannot add: use svc. MOVES REAL FUNDS.",
+                          owner's signature, which this server cannot add: use svc, or svc mcp (a local tool server that signs as the owner). MOVES REAL FUNDS.",
            input_schema = schema_for_type::<ShieldArgs>())]
     async fn priv_shield(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
         let a: ShieldArgs = match parse(args) {
