@@ -238,6 +238,11 @@ cat <<MSG
     target/debug/svc --api-key $API_KEY wallet balance <walletId> --mints $USDC
     target/debug/svc wallet reserves --mint $USDC
 
+  An AI agent acting as the wallet's owner uses svc mcp, a local MCP server over stdio that
+  signs the wallet tools with the owner key (docs/mcp.md); list its tools with the MCP SDK:
+
+    node tests/mcp-peer/mcp.mjs --stdio '["target/debug/svc", "--api-key", "$API_KEY", "mcp", "--owner-key", ".cache/run/demo-payer.json"]'
+
   discovery (docs/discovery.md, docs/mcp.md): the A2A card, capabilities, OpenAPI, and the MCP
   server (node tests/mcp-peer/mcp.mjs needs: tools/npm-install.sh tests/mcp-peer):
 

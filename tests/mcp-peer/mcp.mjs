@@ -21,7 +21,9 @@ const client = new Client({ name: "svc-e2e", version: "1.0.0" });
 try {
   if (values.stdio) {
     const [command, ...args] = JSON.parse(values.stdio);
-    await client.connect(new StdioClientTransport({ command, args, stderr: "inherit" }));
+    // The server gets this environment (SVC_RELAY_URL, SVC_MEASUREMENTS, …), as an MCP host
+    // passes its configured `env`.
+    await client.connect(new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" }));
   } else {
     await client.connect(new StreamableHTTPClientTransport(new URL(values.url), { requestInit: { headers } }));
   }

@@ -70,6 +70,11 @@ fn run_stdio(w: &SwapWorld, server: &[String], calls: &Value) -> (bool, Value, S
         .arg(serde_json::to_string(server).unwrap())
         .arg("--calls")
         .arg(&file)
+        // The peer passes its environment on to the server: only the flags above configure it.
+        .env_remove("SVC_DEV_ROOT")
+        .env_remove("SVC_MEASUREMENTS")
+        .env_remove("SVC_RELAY_URL")
+        .env_remove("SVC_API_KEY")
         .output()
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
