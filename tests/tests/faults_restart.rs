@@ -66,8 +66,10 @@ async fn postgres_killed_under_load_answers_503_then_recovers() {
         }));
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    tokio::task::block_in_place(|| pg.kill());
+    // Taken before the kill starts: the database refuses connections while it shuts down, so
+    // a 503 can come back before the kill returns.
     let killed = Instant::now();
+    tokio::task::block_in_place(|| pg.kill());
     // While it is down: liveness yes, readiness no.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(http.get(format!("{url}/health")).send().await.unwrap().status(), 200);
