@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::api::Client;
 use crate::error::ClientError;
 
-/// The tools (MCP hosts list them sorted by name).
+/// The tools (`tools/list` answers them sorted by name).
 pub const TOOL_NAMES: [&str; 6] =
     ["priv_swap_managed", "priv_encrypt", "priv_shield", "priv_withdraw", "priv_balance", "priv_session_status"];
 
