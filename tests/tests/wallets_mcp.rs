@@ -95,6 +95,24 @@ fn only_result(out: &Value) -> &Value {
     &results[0]
 }
 
+/// A tool error's `(isError, error code, status)`.
+fn refusal(r: &Value) -> (bool, &str, i64) {
+    let error = &r["structuredContent"];
+    (r["isError"] == true, error["error"].as_str().unwrap_or("?"), error["status"].as_i64().unwrap_or(0))
+}
+
+/// A listed tool's input properties and required fields, sorted.
+fn inputs(listing: &Value, name: &str) -> (Vec<String>, Vec<String>) {
+    let tool = listing["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap();
+    let schema = &tool["inputSchema"];
+    let mut properties: Vec<String> = schema["properties"].as_object().unwrap().keys().cloned().collect();
+    let mut required: Vec<String> =
+        schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    properties.sort_unstable();
+    required.sort_unstable();
+    (properties, required)
+}
+
 /// The wallet's audit kinds, newest first.
 async fn audit_kinds(w: &SwapWorld, id: &str) -> Vec<String> {
     let audit = w.client().wallet_audit(id, 50, 0).await.unwrap();
@@ -136,12 +154,12 @@ async fn the_owners_local_mcp_server_signs_wallet_requests_the_relays_cannot() {
         .unwrap();
     let refused: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = only_result(&refused);
-    assert_eq!(
-        (r["isError"].as_bool(), r["structuredContent"]["error"].as_str()),
-        (Some(true), Some("owner_signature_required")),
-        "{r}"
-    );
-    assert_eq!(r["structuredContent"]["status"], 401);
+    assert_eq!(refusal(r), (true, "owner_signature_required", 401), "{r}");
+    // The tools both servers offer take the same arguments (the local ones also refuse unknown
+    // fields).
+    for name in ["priv_swap_managed", "priv_encrypt", "priv_shield", "priv_balance", "priv_session_status"] {
+        assert_eq!(inputs(&listed, name), inputs(&refused, name), "{name}");
+    }
 
     // A local server holding another key: the enclave refuses its signature; nothing moves.
     let stranger = keypair_file(&w, "stranger.json", &new_key());
@@ -149,12 +167,7 @@ async fn the_owners_local_mcp_server_signs_wallet_requests_the_relays_cannot() {
     assert!(ok, "{out}\n{stderr}");
     logs.push_str(&stderr);
     let r = only_result(&out);
-    assert_eq!(
-        (r["isError"].as_bool(), r["structuredContent"]["error"].as_str()),
-        (Some(true), Some("owner_signature_invalid")),
-        "{r}"
-    );
-    assert_eq!(r["structuredContent"]["status"], 403);
+    assert_eq!(refusal(r), (true, "owner_signature_invalid", 403), "{r}");
     assert_eq!(w.balance(&wallet, &w.usdc).await, 20 * USDC);
 
     // Bad arguments: tool errors with the contract's codes, before anything is sent.
@@ -166,15 +179,9 @@ async fn the_owners_local_mcp_server_signs_wallet_requests_the_relays_cannot() {
     let (ok, out, stderr) = run_stdio(&w, &server, &bad);
     assert!(ok, "{out}\n{stderr}");
     logs.push_str(&stderr);
-    let codes: Vec<(&str, i64)> = out["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (r["structuredContent"]["error"].as_str().unwrap(), r["structuredContent"]["status"].as_i64().unwrap())
-        })
-        .collect();
-    assert_eq!(codes, [("missing_required_fields", 400), ("invalid_field", 400), ("invalid_field", 400)], "{out}");
+    let codes: Vec<(bool, &str, i64)> = out["results"].as_array().unwrap().iter().map(refusal).collect();
+    let expected = [(true, "missing_required_fields", 400), (true, "invalid_field", 400), (true, "invalid_field", 400)];
+    assert_eq!(codes, expected, "{out}");
     assert_eq!(audit_kinds(&w, &id).await, ["created"]);
 
     // Encrypt through the local server: signed as the owner, 5 move into the pool.
