@@ -19,6 +19,7 @@ pub mod proxy;
 pub mod receipts;
 pub mod swap;
 pub mod wallets;
+pub mod witness;
 
 pub use api::Client;
 pub use error::ClientError;

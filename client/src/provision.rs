@@ -18,6 +18,7 @@ use zeroize::Zeroizing;
 use crate::api::Client;
 use crate::attest::AttestationReport;
 use crate::error::ClientError;
+use crate::witness::Witness;
 
 /// The key holder's secrets: what every bundle it releases carries (the plaintext of the
 /// protected secrets file).
@@ -47,12 +48,12 @@ impl Secrets {
     pub fn from_json(bytes: &[u8]) -> Result<Self, ClientError> {
         let secrets: Secrets = serde_json::from_slice(bytes)
             .map_err(|_| ClientError::Secrets("the secrets are not the expected JSON".into()))?;
-        let bundle = secrets.bundle_for([0; 32]);
+        let bundle = secrets.bundle_for([0; 32], Default::default());
         bundle.keks().map_err(|_| ClientError::Secrets("kek and previousKeks must be base64 of 32 bytes".into()))?;
         Ok(secrets)
     }
 
-    fn bundle_for(&self, key_id: [u8; 32]) -> Bundle {
+    fn bundle_for(&self, key_id: [u8; 32], heads: std::collections::BTreeMap<String, shared::witness::Head>) -> Bundle {
         Bundle {
             version: self.version,
             enclave_key_id: hex::encode(key_id),
@@ -60,6 +61,7 @@ impl Secrets {
             kek: self.kek.clone(),
             previous_keks: self.previous_keks.clone(),
             credentials: self.credentials.clone(),
+            heads,
         }
     }
 }
@@ -145,19 +147,28 @@ pub struct Provisioned {
 impl Client {
     /// Verifies the enclave holding `key_id` (any one without it) as `attest` does and, only
     /// when it is accepted, seals to its verified key a bundle signed by `provisioner` and
-    /// naming that key, and sends it.
+    /// naming that key, and sends it. With the freshness witness, the bundle carries its heads
+    /// and the witness takes appends from the verified enclave.
     pub async fn provision(
         &self,
         secrets: &Secrets,
         provisioner: &SigningKey,
         key_id: Option<[u8; 32]>,
+        witness: Option<&Witness>,
     ) -> Result<Provisioned, ClientError> {
         let (report, key) = self.attest_key(key_id).await?;
         let Some(key) = key else {
             return Ok(Provisioned { key_id: String::new(), report, state: None });
         };
         let key_id = shared::sha256(&key.tee_public_key);
-        let signed = shared::provision::sign(&secrets.bundle_for(key_id), provisioner);
+        let heads = match witness {
+            Some(witness) => {
+                witness.trust(key.enclave_public_key);
+                witness.heads()
+            }
+            None => Default::default(),
+        };
+        let signed = shared::provision::sign(&secrets.bundle_for(key_id, heads), provisioner);
         let plaintext = Zeroizing::new(serde_json::to_vec(&signed).map_err(|e| ClientError::Malformed(e.to_string()))?);
         let (sealed, _) = envelope::seal_for(Purpose::Provision, &key.tee_public_key, &plaintext, &mut OsRng)
             .map_err(|_| ClientError::BadKey("the enclave key is not a usable X25519 key"))?;
@@ -203,11 +214,35 @@ struct Backoff {
 
 /// The key holder daemon: every `interval`, lists the enclaves behind the relay and provisions
 /// each key that does not hold this version yet. A key that fails (verification refused, the
-/// enclave refused) is retried with backoff. Runs until `stop` resolves.
+/// enclave refused) is retried with backoff. Beside it, the freshness witness answers the
+/// pool's book appends (DESIGN §13). Runs until `stop` resolves.
 pub async fn keyholder(
     client: &Client,
     secrets: &Secrets,
     provisioner: &SigningKey,
+    witness: &Witness,
+    interval: Duration,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    let (stopped, watch) = tokio::sync::watch::channel(false);
+    let until_stopped = |mut watch: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = watch.wait_for(|s| *s).await;
+    };
+    tokio::join!(
+        crate::witness::serve(client, witness, until_stopped(watch.clone())),
+        provision_loop(client, secrets, provisioner, witness, interval, until_stopped(watch)),
+        async {
+            stop.await;
+            let _ = stopped.send(true);
+        }
+    );
+}
+
+async fn provision_loop(
+    client: &Client,
+    secrets: &Secrets,
+    provisioner: &SigningKey,
+    witness: &Witness,
     interval: Duration,
     stop: impl std::future::Future<Output = ()>,
 ) {
@@ -227,7 +262,7 @@ pub async fn keyholder(
                         continue;
                     }
                     let Some(key_id) = shared::receipt::decode_hex32(key_hex) else { continue };
-                    match client.provision(secrets, provisioner, Some(key_id)).await {
+                    match client.provision(secrets, provisioner, Some(key_id), Some(witness)).await {
                         Ok(Provisioned { state: Some(state), report, .. }) => {
                             tracing::info!(
                                 key_id = %key_hex,

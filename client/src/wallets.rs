@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use shared::address::Address;
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Message, Transaction, VersionedMessage, associated_token, token};
+use shared::wire::codes;
 
 use crate::api::Client;
 use crate::error::ClientError;
@@ -103,32 +104,67 @@ impl Client {
         self.send_with_key(reqwest::Method::GET, &path, None).await
     }
 
-    /// Sends `body` as the exact bytes of a fund-moving request, signed by the wallet's owner
-    /// when `owner` is given (the enclave checks it: docs/wallets.md), once the enclave passed
-    /// verification.
+    /// Sends `body` as the exact bytes of a fund-moving request, once the enclave passed
+    /// verification (a request whose answer could not be checked afterwards would still have
+    /// been carried out), signed by the wallet's owner when `owner` is given (the enclave checks
+    /// it: docs/wallets.md).
+    ///
+    /// Signed once, then sent again as the same bytes, never signed anew with another nonce
+    /// (DESIGN §13): after a lost answer, or a refusal that says nothing moved and to wait
+    /// ([`retry_same`]), for as long as the signature's timestamp is fresh. The owner's nonce is
+    /// the request's idempotency key, so the relay and the enclave answer a repeat with what
+    /// the first got. After `request_predates_boot` (the enclave restarted before taking it),
+    /// the same nonce is signed again with a new timestamp: it still names the same request.
+    /// Without an owner nothing makes a repeat safe, so only `pool_warming_up` is waited out.
     async fn send_owner_signed<T: DeserializeOwned>(
         &self,
         path: &str,
         body: &Value,
         owner: Option<&SigningKey>,
     ) -> Result<T, ClientError> {
-        use ed25519_dalek::Signer;
         use rand_core::{OsRng, RngCore};
-        // The enclave is verified before anything that moves funds is sent: a request whose
-        // answer could not be checked afterwards would still have been carried out.
         self.enclave_key().await?;
         let bytes = serde_json::to_vec(body).map_err(|e| ClientError::Malformed(e.to_string()))?;
+        let mut nonce = [0u8; 16];
+        OsRng.fill_bytes(&mut nonce);
+        let nonce = hex::encode(nonce);
+        let mut signed_at = crate::unix_now();
+        let mut resigned = 0;
+        loop {
+            let answer = self.post_owner_signed(path, &bytes, owner.map(|key| (key, signed_at, nonce.as_str()))).await;
+            let fresh = crate::unix_now() < signed_at + shared::privacy::OWNER_WINDOW_SECS - 30;
+            match answer {
+                // The enclave restarted: signed again a second after its provisioning (the
+                // clocks tell seconds apart), with the same nonce.
+                Err(ClientError::Refused { code, .. })
+                    if code == codes::REQUEST_PREDATES_BOOT && owner.is_some() && resigned < 3 =>
+                {
+                    resigned += 1;
+                    tokio::time::sleep(Duration::from_millis(1100)).await;
+                    signed_at = crate::unix_now();
+                }
+                Err(e) if fresh && retry_same(&e, owner.is_some()) => {
+                    tracing::info!(error = %e, "sending the same signed request again");
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn post_owner_signed<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        signer: Option<(&SigningKey, u64, &str)>,
+    ) -> Result<T, ClientError> {
+        use ed25519_dalek::Signer;
         let mut request = self.http.post(format!("{}{path}", self.base)).header("content-type", "application/json");
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
-        if let Some(owner) = owner {
-            let timestamp =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-            let mut nonce = [0u8; 16];
-            OsRng.fill_bytes(&mut nonce);
-            let nonce = hex::encode(nonce);
-            let message = shared::privacy::owner_message("POST", path, &bytes, timestamp, &nonce);
+        if let Some((owner, timestamp, nonce)) = signer {
+            let message = shared::privacy::owner_message("POST", path, bytes, timestamp, nonce);
             let signature = shared::b64::encode(owner.sign(&message).to_bytes());
             request = request
                 .header(shared::privacy::OWNER_TIMESTAMP_HEADER, timestamp.to_string())
@@ -136,7 +172,7 @@ impl Client {
                 .header(shared::privacy::OWNER_SIGNATURE_HEADER, signature);
         }
         let response =
-            request.body(bytes).send().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
+            request.body(bytes.to_vec()).send().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
         self.read(response).await
     }
 
@@ -246,6 +282,28 @@ impl Client {
     /// The wallet's webhook events and delivery attempts.
     pub async fn wallet_webhooks(&self, wallet_id: &str) -> Result<Value, ClientError> {
         self.send_with_key(reqwest::Method::GET, &format!("/agents/v1/wallets/{}/webhooks", seg(wallet_id)), None).await
+    }
+}
+
+/// Whether a fund-moving request that got `e` is sent again as the same signed bytes: the
+/// answer was lost (`owned`: the nonce makes the repeat the same request), or the refusal says
+/// nothing moved and to wait (the enclave's quiet period after a boot; the freshness witness
+/// away; the same request still running; the book moved on under it).
+pub fn retry_same(e: &ClientError, owned: bool) -> bool {
+    match e {
+        ClientError::Refused { code, .. } if code == codes::POOL_WARMING_UP => true,
+        _ if !owned => false,
+        ClientError::RelayUnreachable(_) | ClientError::TeeUnreachable { .. } => true,
+        ClientError::Refused { code, .. } => [
+            codes::WITNESS_UNAVAILABLE,
+            codes::REQUEST_IN_PROGRESS,
+            codes::BOOK_STALE,
+            codes::ENCLAVE_BUSY,
+            codes::ENCLAVE_TIMEOUT,
+            codes::DATABASE_UNAVAILABLE,
+        ]
+        .contains(&code.as_str()),
+        _ => false,
     }
 }
 

@@ -26,6 +26,10 @@ pub const SIGNING_KEY: &str = "signing-key";
 /// What a bundle gave this boot.
 pub struct Provisioned {
     pub version: u64,
+    /// The key holder's clock when it made the bundle.
+    pub issued_at: u64,
+    /// The freshness witness's heads (DESIGN §13).
+    pub heads: BTreeMap<String, shared::witness::Head>,
     pub provisioner: Address,
     pub keks: Keks,
     pub credentials: BTreeMap<String, Zeroizing<String>>,
@@ -74,6 +78,12 @@ impl Custody {
         Custody { provisioners, held: RwLock::new(None) }
     }
 
+    /// The provisioner keys of the measured configuration: they sign bundles and, as the
+    /// freshness witness, its answers.
+    pub fn provisioners(&self) -> &[Address] {
+        &self.provisioners
+    }
+
     pub fn held(&self) -> Option<Arc<Provisioned>> {
         self.held.read().ok().and_then(|h| h.clone())
     }
@@ -110,6 +120,8 @@ impl Custody {
             bundle.credentials.iter().map(|(k, v)| (k.clone(), Zeroizing::new(v.expose().to_string()))).collect();
         let fresh = Arc::new(Provisioned {
             version: bundle.version,
+            issued_at: bundle.issued_at,
+            heads: bundle.heads.clone(),
             provisioner,
             keks: Keks { current, previous },
             credentials,

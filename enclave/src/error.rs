@@ -32,7 +32,7 @@ pub enum ProcessError {
     #[error("{0}")]
     Swap(#[from] crate::swap::SwapError),
     #[error("{0}")]
-    Privacy(#[from] crate::privacy::PrivacyError),
+    Funds(#[from] crate::funds::FundsError),
     #[error("internal error")]
     Internal,
 }
@@ -89,8 +89,8 @@ impl ProcessError {
             ProcessError::Model(_) => (502, codes::MODEL_ERROR),
             ProcessError::Custody(e) => custody_status_and_code(e),
             ProcessError::Swap(e) => swap_status_and_code(e),
-            ProcessError::Privacy(crate::privacy::PrivacyError::Swap(e)) => swap_status_and_code(e),
-            ProcessError::Privacy(e) => e.status_and_code().unwrap_or((500, codes::INTERNAL)),
+            ProcessError::Funds(crate::funds::FundsError::Swap(e)) => swap_status_and_code(e),
+            ProcessError::Funds(e) => e.status_and_code().unwrap_or((500, codes::INTERNAL)),
             ProcessError::Internal => (500, codes::INTERNAL),
         }
     }

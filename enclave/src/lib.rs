@@ -16,10 +16,10 @@ pub mod custody;
 #[cfg(feature = "dev-quotes")]
 pub mod dev_quotes;
 pub mod error;
+pub mod funds;
 #[cfg(target_os = "linux")]
 pub mod init;
 pub mod keys;
-pub mod privacy;
 pub mod process;
 pub mod replay;
 pub mod sealed;

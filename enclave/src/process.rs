@@ -24,8 +24,8 @@ use crate::attestation::Attestation;
 use crate::config::EnclaveConfig;
 use crate::custody::Custody;
 use crate::error::ProcessError;
+use crate::funds::{Env, Funds};
 use crate::keys::EnclaveKeys;
-use crate::privacy::Privacy;
 use crate::replay::{ReplayGuard, ReplayVerdict};
 use crate::swap::{SwapError, Swaps, SwapsConfig};
 use shared::swap::{OpenedSession, SessionTerms, StepAnswer, StepRequest};
@@ -71,7 +71,7 @@ pub struct Enclave {
     swaps: RwLock<Option<Arc<Swaps>>>,
     swaps_config: Option<SwapsConfig>,
     /// Managed wallets' pool (the privacy back end); needs swaps (its chain).
-    privacy: Privacy,
+    funds: Funds,
 }
 
 pub fn unix_now() -> u64 {
@@ -105,8 +105,8 @@ impl Enclave {
             tools_config: config.tools.clone(),
             swaps: RwLock::new(None),
             swaps_config: config.swaps.clone(),
-            privacy: Privacy::new(
-                config.swaps.as_ref().map_or(crate::privacy::DEFAULT_QUIET_BLOCKS, |s| s.payout_quiet_blocks),
+            funds: Funds::new(
+                config.swaps.as_ref().map_or(crate::funds::DEFAULT_QUIET_BLOCKS, |s| s.payout_quiet_blocks),
             ),
         })
     }
@@ -114,6 +114,7 @@ impl Enclave {
     /// Installs a secrets bundle (DESIGN §10) and gives the tools its credentials.
     pub fn provision(&self, request: &ProvisionRequest) -> Result<ProvisioningState, ProcessError> {
         let held = self.custody.provision(&request.encrypted_bundle, &self.keys)?;
+        self.funds.provisioned(held.issued_at, &held.heads);
         let tools = Arc::new(ToolSet::private(&self.tools_config, Some(&held.credentials)));
         *self.tools.write().map_err(|_| ProcessError::Internal)? = tools;
         if let Some(config) = &self.swaps_config {
@@ -154,13 +155,13 @@ impl Enclave {
     /// A new managed-wallet key, sealed with its id and owner.
     pub fn new_wallet(&self, request: &shared::privacy::NewWallet) -> Result<shared::wire::SealedObject, ProcessError> {
         self.swaps()?;
-        Ok(Privacy::new_wallet(&self.custody, request)?)
+        Ok(crate::funds::new_wallet(&self.custody, request)?)
     }
 
     /// The pool's key (the relay asks once and keeps the sealed object).
     pub fn new_pool(&self) -> Result<shared::wire::SealedObject, ProcessError> {
         self.swaps()?;
-        Ok(Privacy::new_pool(&self.custody)?)
+        Ok(crate::funds::new_pool(&self.custody)?)
     }
 
     /// One step of the pool: encrypt, credit, withdraw, balance, reserves.
@@ -169,7 +170,8 @@ impl Enclave {
         request: shared::privacy::PrivacyRequest,
     ) -> Result<shared::privacy::PrivacyAnswer, ProcessError> {
         let swaps = self.swaps()?;
-        Ok(self.privacy.step(&swaps, &self.custody, &self.keys, request, unix_now()).await?)
+        let env = Env { swaps: &swaps, custody: &self.custody, keys: &self.keys, now: self.funds.clock(unix_now()) };
+        Ok(self.funds.step(&env, request).await?)
     }
 
     /// Checks the model, opens the envelope, refuses replays. Shared by chat and agent mode.

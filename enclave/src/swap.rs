@@ -47,14 +47,14 @@ pub struct SwapsConfig {
     pub router_programs: Vec<String>,
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
-    /// Managed wallets' pool: blocks after a boot's first payout request before it signs
-    /// payouts (crate::privacy; 151 covers every transaction an earlier boot signed).
+    /// Managed wallets' pool: blocks after a boot first wants to sign before it signs anything
+    /// (crate::funds; 151 covers every transaction an earlier boot signed).
     #[serde(default = "default_quiet_blocks")]
     pub payout_quiet_blocks: u64,
 }
 
 fn default_quiet_blocks() -> u64 {
-    crate::privacy::DEFAULT_QUIET_BLOCKS
+    crate::funds::DEFAULT_QUIET_BLOCKS
 }
 
 fn default_timeout_secs() -> u64 {

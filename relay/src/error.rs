@@ -81,6 +81,10 @@ pub enum RelayError {
     Router(chain::RouterError),
     #[error("the chain: {0}")]
     Chain(chain::ChainError),
+    #[error("the freshness witness (the key holder) did not answer; nothing moved, retry shortly")]
+    WitnessUnavailable,
+    #[error("this owner nonce already carried another request; sign a new one")]
+    IdempotencyKeyReused,
 }
 
 impl RelayError {
@@ -117,6 +121,8 @@ impl RelayError {
             RelayError::Router(chain::RouterError::Unreachable) => (502, codes::ROUTER_UNREACHABLE),
             RelayError::Router(_) => (502, codes::ROUTER_ERROR),
             RelayError::Chain(_) => (502, codes::CHAIN_UNREACHABLE),
+            RelayError::WitnessUnavailable => (503, codes::WITNESS_UNAVAILABLE),
+            RelayError::IdempotencyKeyReused => (422, codes::IDEMPOTENCY_KEY_REUSED),
         }
     }
 

@@ -22,6 +22,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (14, include_str!("../migrations/0014_wallets.sql")),
     (15, include_str!("../migrations/0015_privacy_pool.sql")),
     (16, include_str!("../migrations/0016_shield.sql")),
+    (17, include_str!("../migrations/0017_funds_witness.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -31,6 +31,7 @@ pub mod time;
 #[cfg(feature = "tlog")]
 pub mod tlog;
 pub mod wire;
+pub mod witness;
 #[cfg(feature = "x402")]
 pub mod x402;
 

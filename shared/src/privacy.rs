@@ -22,6 +22,7 @@ pub const MAX_NONCE_LEN: usize = 64;
 const OWNER_DOMAIN: &str = "svc-owner-request:v1";
 const ORDER_DOMAIN: &str = "svc-withdrawal-order:v1";
 const RESERVES_DOMAIN: &str = "svc-reserves:v1";
+const REQUEST_DOMAIN: &str = "svc-request-id:v1";
 
 /// What an owner signs: the method, the path, the body's sha256 (hex), the timestamp (unix
 /// seconds) and a single-use nonce, one per line after a domain line.
@@ -90,9 +91,9 @@ pub enum PrivacyRequest {
     /// from the wallet, signed.
     SwapFund { request: WalletRequest, pool: String },
     /// A shield (`{mint, amount, destinationPubkey}`): a fresh intermediate key sealed with the
-    /// request and `shieldId` (a uuid, the relay's session id and the hop's order id), and the
-    /// deposit of `amount` from the wallet into the pool, signed.
-    ShieldStart { request: WalletRequest, pool: String, shield_id: String },
+    /// request and its id (`requestId` of the answer: the relay's session id and the hop's order
+    /// id), and the deposit of `amount` from the wallet into the pool, signed.
+    ShieldStart { request: WalletRequest, pool: String },
     /// Credits the landed deposit to the intermediate key's private balance.
     ShieldCredit { hop: String, pool: String, book: Option<String>, signature: String },
     /// Debits the intermediate key's balance and signs the payout to it (with its fees).
@@ -102,6 +103,23 @@ pub enum PrivacyRequest {
     /// The intermediate key closes its token account and returns its SOL to the pool
     /// (`nothing_to_do` once it holds nothing).
     ShieldClose { hop: String, pool: String },
+    /// The freshness witness's answer to a book's `append`: an acknowledgement makes `book` the
+    /// mint's head and gives out what its step held back; a refusal tells the enclave the
+    /// witness's head (`book_stale`).
+    Witnessed { book: Option<String>, answer: crate::witness::WitnessAnswer },
+}
+
+/// The id of an owner's request, derived from (wallet, owner, nonce): the order id of a
+/// withdrawal, the session id of a managed swap or an encrypt, the shield id of a shield. The
+/// same signed nonce always names the same operation, so it is carried out once.
+pub fn request_id(wallet_id: &str, owner: &str, nonce: &str) -> String {
+    let digest = crate::sha256(format!("{REQUEST_DOMAIN}\n{wallet_id}\n{owner}\n{nonce}").as_bytes());
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&digest[..16]);
+    // A version-4-shaped uuid (the variant and version bits set), as the relay's ids are.
+    id[6] = (id[6] & 0x0f) | 0x40;
+    id[8] = (id[8] & 0x3f) | 0x80;
+    crate::swap::format_uuid(&id)
 }
 
 /// A sealed book and its version (the relay stores both; only the enclave reads the book).
@@ -112,7 +130,7 @@ pub struct SealedBook {
     pub version: u64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PrivacyAnswer {
     /// A signed transaction (base64), its signature and last valid block height.
@@ -143,6 +161,13 @@ pub struct PrivacyAnswer {
     /// A shield's intermediate key, sealed with its request (its deposit is `transaction`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hop: Option<crate::wire::SealedObject>,
+    /// The owner request's id ([`request_id`]; random without an owner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// A book step's request to the freshness witness to append `book` (what the step gives
+    /// out waits for its answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append: Option<crate::witness::AppendRequest>,
 }
 
 /// A signature as the signed documents carry it: base58, like a Solana transaction signature.

@@ -68,6 +68,11 @@ pub struct Bundle {
     /// Provider id (as in the tools' `upstreams`) → credential.
     #[serde(default)]
     pub credentials: BTreeMap<String, Secret>,
+    /// Per mint, the head of the pool's book lineage the key holder (the freshness witness)
+    /// acknowledged last: the only book this boot opens first (DESIGN §13). Sealed to this
+    /// boot's key, so it cannot be replayed from an earlier boot.
+    #[serde(default)]
+    pub heads: BTreeMap<String, crate::witness::Head>,
 }
 
 /// What is sealed: the bundle's exact text and the provisioner's signature over it.
@@ -152,6 +157,7 @@ mod tests {
             kek: Secret::new(b64::encode([7u8; 32])),
             previous_keks: vec![Secret::new(b64::encode([6u8; 32]))],
             credentials: [("brave".to_string(), Secret::new("brave-key"))].into(),
+            heads: BTreeMap::new(),
         }
     }
 

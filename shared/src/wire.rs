@@ -443,6 +443,17 @@ pub mod codes {
     pub const POOL_WARMING_UP: &str = "pool_warming_up";
     /// The pool key holds too little SOL to pay fees and rent: the operator funds it.
     pub const POOL_UNFUNDED: &str = "pool_unfunded";
+    // Funds against a hostile host (DESIGN §13).
+    /// The book is not the head the freshness witness acknowledged (an older one, or a sibling).
+    pub const BOOK_ROLLBACK: &str = "book_rollback";
+    /// The freshness witness did not answer: nothing moved, nothing is lost; retry.
+    pub const WITNESS_UNAVAILABLE: &str = "witness_unavailable";
+    /// The same owner request (nonce and body) is being carried out: ask again for its answer.
+    pub const REQUEST_IN_PROGRESS: &str = "request_in_progress";
+    /// An owner nonce already carried another request (another body).
+    pub const IDEMPOTENCY_KEY_REUSED: &str = "idempotency_key_reused";
+    /// The owner signed the request before this enclave was provisioned (its bundle's issuedAt).
+    pub const REQUEST_PREDATES_BOOT: &str = "request_predates_boot";
 
     // x402 (the protocol's own reason codes, where it has them).
     pub const PAYMENT_REQUIRED: &str = "payment_required";
@@ -497,6 +508,10 @@ pub mod codes {
             BOOK_STALE,
             POOL_WARMING_UP,
             POOL_UNFUNDED,
+            BOOK_ROLLBACK,
+            IDEMPOTENCY_KEY_REUSED,
+            REQUEST_PREDATES_BOOT,
+            REQUEST_IN_PROGRESS,
         ]
         .into_iter()
         .find(|c| *c == code)

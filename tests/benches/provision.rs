@@ -27,7 +27,7 @@ fn main() {
         for version in 1..=ROUNDS {
             let secrets = stack.secrets(version);
             let started = Instant::now();
-            let out = client.provision(&secrets, &e2e::provisioner(), None).await.unwrap();
+            let out = client.provision(&secrets, &e2e::provisioner(), None, None).await.unwrap();
             times.push(started.elapsed());
             assert_eq!(out.state.unwrap().bundle_version, Some(version));
         }

@@ -4,6 +4,7 @@
 //! The binaries must be built first (`cargo build --bins`; `make test` does it).
 
 pub mod chain;
+pub mod host;
 pub mod postgres;
 pub mod sealed;
 pub mod swaps;
@@ -122,8 +123,13 @@ mod probe {
     }
 }
 
-/// One enclave (or several) and one relay, in a temp folder.
+/// One enclave (or several) and one relay, in a temp folder, and the key holder: it
+/// provisions each enclave and, as the freshness witness (DESIGN §13), answers the pool's book
+/// appends from a thread of the test process.
 pub struct Stack {
+    /// Stopped first: its long poll would otherwise outlive the relay.
+    witness_thread: Option<WitnessThread>,
+    pub witness: std::sync::Arc<client::witness::Witness>,
     pub dir: tempfile::TempDir,
     pub enclave: Process,
     pub relay: Process,
@@ -182,6 +188,8 @@ pub struct StackOptions {
     pub provision: bool,
     /// Enclaves behind the relay besides the first.
     pub extra_enclaves: usize,
+    /// Run the freshness witness (with `provision`); a test that plays it itself says no.
+    pub witness: bool,
 }
 
 impl Default for StackOptions {
@@ -196,6 +204,7 @@ impl Default for StackOptions {
             env: Vec::new(),
             provision: true,
             extra_enclaves: 0,
+            witness: true,
         }
     }
 }
@@ -282,8 +291,25 @@ impl Stack {
         let relay = Process::spawn("relay", &relay_config, dir.path().join("relay.log"), &env);
         let relay_url = format!("http://127.0.0.1:{relay_port}");
         wait_http(&format!("{relay_url}/health"));
-        let stack = Stack { dir, enclave, relay, enclave_port, others, relay_url, api_key: API_KEY.into(), options };
+        let witness = std::sync::Arc::new(
+            client::witness::Witness::open(&dir.path().join("witness.json"), provisioner()).unwrap(),
+        );
+        let mut stack = Stack {
+            witness_thread: None,
+            witness,
+            dir,
+            enclave,
+            relay,
+            enclave_port,
+            others,
+            relay_url,
+            api_key: API_KEY.into(),
+            options,
+        };
         stack.provision_if_asked();
+        if stack.options.provision && stack.options.dev_quotes && stack.options.witness {
+            stack.witness_thread = Some(WitnessThread::start(stack.bare_client(), stack.witness.clone()));
+        }
         stack
     }
 
@@ -345,7 +371,7 @@ impl Stack {
                         // The relay learns a new key within its refresh interval.
                         let mut tries = 0;
                         loop {
-                            match client.provision(&secrets, &provisioner(), Some(key_id)).await {
+                            match client.provision(&secrets, &provisioner(), Some(key_id), Some(&self.witness)).await {
                                 Err(client::ClientError::Refused { code, .. })
                                     if code == "decrypt_failed" && tries < 50 =>
                                 {
@@ -412,6 +438,35 @@ impl Stack {
 
     pub fn relay_data_dir(&self) -> PathBuf {
         self.dir.path().join("relay-data")
+    }
+}
+
+/// The freshness witness answering the relay's book appends, on a thread of its own until
+/// dropped.
+struct WitnessThread {
+    stop: tokio::sync::watch::Sender<bool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl WitnessThread {
+    fn start(client: client::Client, witness: std::sync::Arc<client::witness::Witness>) -> Self {
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(client::witness::serve(&client, &witness, async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            }));
+        });
+        WitnessThread { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for WitnessThread {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 

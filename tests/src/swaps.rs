@@ -63,6 +63,17 @@ impl SwapWorld {
         relay: impl FnOnce(&str, &Address, &Address) -> Value,
         model_base_url: Option<String>,
     ) -> Self {
+        Self::start_tuned(agents, relay, model_base_url, |_| {}).await
+    }
+
+    /// As [`SwapWorld::start_full`], with the stack's options changed by `tune` last (more
+    /// enclaves, no witness thread).
+    pub async fn start_tuned(
+        agents: Value,
+        relay: impl FnOnce(&str, &Address, &Address) -> Value,
+        model_base_url: Option<String>,
+        tune: impl FnOnce(&mut StackOptions),
+    ) -> Self {
         let chain = LocalChain::start();
         let rpc = chain.rpc();
         let (usdc, token) = (chain.create_mint(6).await, chain.create_mint(9).await);
@@ -91,7 +102,7 @@ impl SwapWorld {
         if let (Some(base), Some(extra)) = (relay_config.as_object_mut(), relay.as_object()) {
             base.extend(extra.clone());
         }
-        let options = StackOptions {
+        let mut options = StackOptions {
             // No model is called unless one is given.
             model_base_url: Some(model_base_url.unwrap_or_else(|| "http://127.0.0.1:9/v1".into())),
             relay: relay_config,
@@ -101,6 +112,7 @@ impl SwapWorld {
                                       "payoutQuietBlocks": 5}}),
             ..StackOptions::default()
         };
+        tune(&mut options);
         // The stack's start blocks (processes, provisioning); the router keeps serving on the
         // runtime's other threads.
         let stack = tokio::task::block_in_place(|| Stack::start_with(options));

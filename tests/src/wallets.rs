@@ -38,9 +38,29 @@ pub async fn world_with(agents: Value, database_url: Option<String>) -> (SwapWor
     (SwapWorld::start_with(agents, relay).await, format!("http://127.0.0.1:{port}/hook"))
 }
 
-/// A raw POST: the body as given, the owner headers `(timestamp, nonce, signature)` if any.
-/// Status 0 when no answer came (a relay that died mid-request).
+/// A raw POST: the body as given, the owner headers `(timestamp, nonce, signature)` if any,
+/// sent again as the same bytes while the enclave's quiet period after its boot runs (503
+/// `pool_warming_up`, as `svc` does). Status 0 when no answer came (a relay that died
+/// mid-request).
 pub async fn post(w: &SwapWorld, path: &str, key: &str, body: &str, owner: Option<(&str, &str, &str)>) -> (u16, Value) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let answer = post_once(w, path, key, body, owner).await;
+        if code(&answer) != (503, "pool_warming_up") || Instant::now() > deadline {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// One raw POST, as [`post`] without waiting.
+pub async fn post_once(
+    w: &SwapWorld,
+    path: &str,
+    key: &str,
+    body: &str,
+    owner: Option<(&str, &str, &str)>,
+) -> (u16, Value) {
     let mut request = reqwest::Client::new()
         .post(format!("{}{path}", w.stack.relay_url))
         .bearer_auth(key)

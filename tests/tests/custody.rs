@@ -188,6 +188,7 @@ async fn every_wrong_bundle_is_refused_with_its_code_and_the_enclave_keeps_servi
         kek: Secret::new(shared::b64::encode([3u8; 32])),
         previous_keks: Vec::new(),
         credentials: Default::default(),
+        heads: Default::default(),
     };
     let ours = e2e::provisioner();
     let cases: Vec<(&str, String, u16, &str)> = vec![

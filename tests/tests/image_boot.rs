@@ -110,7 +110,7 @@ async fn image_boots_serves_and_measures_its_cmdline() {
         previous_keks: Vec::new(),
         credentials: Default::default(),
     };
-    let out = keyholder.provision(&secrets, &e2e::provisioner(), None).await.unwrap();
+    let out = keyholder.provision(&secrets, &e2e::provisioner(), None, None).await.unwrap();
     assert!(out.report.unattested);
     let state = out.state.expect("the image took the bundle");
     assert_eq!((state.provisioned, state.bundle_version), (true, Some(1)));

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use chain::Chain;
 use e2e::swaps::SwapWorld;
-use e2e::wallets::{OTHER_KEY, WAIT, code, fund_pool, get, now, post, settle, signed, svc, world_on};
+use e2e::wallets::{OTHER_KEY, WAIT, code, fund_pool, get, now, post, post_once, settle, signed, svc, world_on};
 use e2e::{API_KEY, chain::address_of, chain::new_key};
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
@@ -101,8 +101,13 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
         (403, "owner_signature_invalid")
     );
     assert_eq!(
-        code(&try_with(Some(signed(&owner, &path, &body, now() - 400, "n-stale")), &body).await),
+        code(&try_with(Some(signed(&owner, &path, &body, now() + 400, "n-stale")), &body).await),
         (400, "stale_timestamp")
+    );
+    // Signed before this enclave was provisioned: dead whatever its window (DESIGN §13).
+    assert_eq!(
+        code(&try_with(Some(signed(&owner, &path, &body, now() - 400, "n-old")), &body).await),
+        (400, "request_predates_boot")
     );
     // Signed for another wallet's path.
     let elsewhere = "/agents/v1/wallets/00000000-0000-4000-8000-000000000000/withdraw";
@@ -118,10 +123,16 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
         code(&try_with(Some(signed(&owner, &path, &body, now(), "n-alter")), &altered).await),
         (403, "owner_signature_invalid")
     );
-    // A replay of a request that was carried out.
+    // The same signed request again (a lost answer, or a replay) gets the same order: the
+    // nonce is its idempotency key; the same nonce over another body is refused.
     let once = signed(&owner, &path, &body, now(), "n-once");
-    assert_eq!(try_with(Some(h(&once)), &body).await.0, 200);
-    assert_eq!(code(&try_with(Some(once), &body).await), (409, "replay_detected"));
+    let (first_answer, again) = (try_with(Some(h(&once)), &body).await, try_with(Some(h(&once)), &body).await);
+    assert_eq!((first_answer.0, again.0), (200, 200), "{}", again.1);
+    assert_eq!(first_answer.1["order"], again.1["order"], "one order for one nonce");
+    assert_eq!(first_answer.1["queueSignature"], again.1["queueSignature"]);
+    let other_body = body.replace(&(5 * USDC).to_string(), &(6 * USDC).to_string());
+    let reused = signed(&owner, &path, &other_body, now(), "n-once");
+    assert_eq!(code(&try_with(Some(reused), &other_body).await), (422, "idempotency_key_reused"));
     assert_eq!(w.balance(&thief, &w.usdc).await, 0);
 
     // More than the private balance (30 - 5 - 5 = 20 left).
@@ -434,12 +445,13 @@ async fn mix_and_kill(database_url: Option<String>) {
     assert_eq!(statement.pool_balance, owed.to_string());
 }
 
-/// The relay dies between the enclave's answer and storing the new book, once in a credit and
-/// once in a withdrawal. The credit is redone at once; the withdrawal's book is dropped (the
-/// mint's book answers `book_stale` meanwhile) once its payout, which nobody sent, can no
-/// longer land. Nothing is paid twice or lost.
+/// The relay dies at each point of a book step (DESIGN §13): stored before the witness's
+/// answer, after the enclave released the step's outputs, after it stored the new head. In a
+/// credit and in a withdrawal. Restarted, it finishes every step the witness acknowledged (the
+/// enclave releases the same outputs again from the witnessed book): nothing is paid twice or
+/// lost, and the withdrawals whose answers died with the relay are paid.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_book_the_relay_never_stored_is_dropped_once_nothing_signed_from_it_can_land() {
+async fn a_relay_killed_at_each_point_of_a_book_step_finishes_it_once() {
     let (mut w, hook) = world().await;
     let client = w.client();
     let created = client.create_wallet(&hook, None).await.unwrap();
@@ -448,62 +460,58 @@ async fn a_book_the_relay_never_stored_is_dropped_once_nothing_signed_from_it_ca
     w.chain.mint_to(&w.usdc, &wallet, 50 * USDC).await;
     let pool = fund_pool(&w).await;
     let usdc = w.usdc.to_string();
-    let started = client.wallet_encrypt(&id, &usdc, &(30 * USDC).to_string(), None).await.unwrap();
+    let started = client.wallet_encrypt(&id, &usdc, &(20 * USDC).to_string(), None).await.unwrap();
     assert_eq!(settle(&w, started["sessionId"].as_str().unwrap()).await["state"], "settled");
     let path = format!("/agents/v1/wallets/{id}/withdraw");
     let pay = |to: &Address, amount: u64| {
         json!({"mint": usdc, "amount": amount.to_string(), "destinationPubkey": to.to_string()}).to_string()
     };
-    let first = address_of(&new_key());
-    assert_eq!(withdraw_when_warm(&w, &path, API_KEY, &pay(&first, USDC), None).await.0, 200);
+    let (mut private, mut paid) = (20 * USDC, Vec::new());
+    for point in ["privacy:step:stored", "privacy:step:released", "privacy:step:finished"] {
+        // A credit: the session worker's step dies; restarted, the credit is finished once.
+        tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", point)]));
+        let started = client.wallet_encrypt(&id, &usdc, &(2 * USDC).to_string(), None).await.unwrap();
+        let exited = tokio::task::block_in_place(|| w.stack.relay.wait_exit(Duration::from_secs(60)));
+        assert!(exited.is_some_and(|s| !s.success()), "{point}: the relay did not stop in the credit");
+        tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
+        assert_eq!(settle(&w, started["sessionId"].as_str().unwrap()).await["state"], "settled", "{point}");
+        private += 2 * USDC;
+        let balances = client.wallet_balance(&id, std::slice::from_ref(&usdc)).await.unwrap();
+        assert_eq!(private_of(&balances, &w.usdc), Some(private.to_string()), "{point}: credited once");
 
-    // The credit: the worker redoes it after the restart, over the book the relay kept.
-    tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", "privacy:book:answered")]));
-    let started = client.wallet_encrypt(&id, &usdc, &(10 * USDC).to_string(), None).await.unwrap();
-    let exited = tokio::task::block_in_place(|| w.stack.relay.wait_exit(Duration::from_secs(60)));
-    assert!(exited.is_some_and(|s| !s.success()), "the relay did not stop in the credit");
-    tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
-    assert_eq!(settle(&w, started["sessionId"].as_str().unwrap()).await["state"], "settled");
-    let balances = client.wallet_balance(&id, std::slice::from_ref(&usdc)).await.unwrap();
-    assert_eq!(private_of(&balances, &w.usdc).as_deref(), Some("39000000"), "credited once");
-
-    // The withdrawal: its payout was signed and never sent.
-    tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", "privacy:book:answered")]));
-    let lost = address_of(&new_key());
-    let died = reqwest::Client::new()
-        .post(format!("{}{path}", w.stack.relay_url))
-        .bearer_auth(API_KEY)
-        .header("content-type", "application/json")
-        .body(pay(&lost, 10 * USDC))
-        .send()
-        .await;
-    assert!(died.is_err(), "the relay answered: {died:?}");
-    let exited = tokio::task::block_in_place(|| w.stack.relay.wait_exit(Duration::from_secs(60)));
-    assert!(exited.is_some_and(|s| !s.success()), "the relay did not stop in the withdrawal");
-    tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
-    let second = address_of(&new_key());
-    assert_eq!(code(&post(&w, &path, API_KEY, &pay(&second, 5 * USDC), None).await), (409, "book_stale"));
-    // Once the lost payout's blockhash expired (about 150 blocks), the book the relay kept is
-    // taken again.
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let done = loop {
-        let answer = post(&w, &path, API_KEY, &pay(&second, 5 * USDC), None).await;
-        if code(&answer) != (409, "book_stale") {
-            break answer;
-        }
-        assert!(Instant::now() < deadline, "the book stayed refused");
-        tokio::time::sleep(Duration::from_secs(2)).await;
-    };
-    assert_eq!(done.0, 200, "{}", done.1);
-    let deadline = Instant::now() + WAIT;
-    while w.balance(&second, &w.usdc).await < 5 * USDC {
-        assert!(Instant::now() < deadline, "the payout did not land");
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        // A withdrawal whose answer dies with the relay: it is carried out once all the same.
+        tokio::task::block_in_place(|| w.stack.restart_relay(&[("SVC_RELAY_EXIT_AT", point)]));
+        let destination = address_of(&new_key());
+        let died = post_once(&w, &path, API_KEY, &pay(&destination, USDC), None).await;
+        assert_eq!(died.0, 0, "{point}: the relay answered: {}", died.1);
+        let exited = tokio::task::block_in_place(|| w.stack.relay.wait_exit(Duration::from_secs(60)));
+        assert!(exited.is_some_and(|s| !s.success()), "{point}: the relay did not stop in the withdrawal");
+        tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
+        private -= USDC;
+        paid.push(destination);
     }
-    assert_eq!((w.balance(&lost, &w.usdc).await, w.balance(&first, &w.usdc).await), (0, USDC));
+    // Every withdrawal is paid exactly once, and the books agree with the chain.
+    let deadline = Instant::now() + WAIT;
+    for destination in &paid {
+        while w.balance(destination, &w.usdc).await < USDC {
+            assert!(Instant::now() < deadline, "a withdrawal was lost");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for destination in &paid {
+        assert_eq!(w.balance(destination, &w.usdc).await, USDC, "paid once");
+    }
     let balances = client.wallet_balance(&id, std::slice::from_ref(&usdc)).await.unwrap();
-    assert_eq!(private_of(&balances, &w.usdc).as_deref(), Some("34000000"), "debited once");
+    assert_eq!(private_of(&balances, &w.usdc), Some(private.to_string()), "debited once each");
     let statement = client.reserves(&usdc).await.unwrap();
-    assert_eq!((statement.liabilities.as_str(), statement.pool_balance.as_str()), ("34000000", "34000000"));
-    assert_eq!(w.balance(&pool, &w.usdc).await, 34 * USDC);
+    assert_eq!(
+        (statement.liabilities.clone(), statement.pool_balance.clone()),
+        (private.to_string(), private.to_string())
+    );
+    assert_eq!(w.balance(&pool, &w.usdc).await, private);
+    let (_, audit) = get(&w, &format!("/agents/v1/wallets/{id}/audit?limit=200"), Some(API_KEY)).await;
+    let kinds: Vec<&str> = audit["entries"].as_array().unwrap().iter().filter_map(|e| e["kind"].as_str()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "encrypt").count(), 4, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "withdraw").count(), 3, "{kinds:?}");
 }

@@ -145,7 +145,8 @@ async fn a_shield_survives_a_relay_kill_at_each_step() {
     let mut paid = 0;
     for label in [
         "swap:deposit:sent",
-        "privacy:book:answered",
+        "privacy:step:stored",
+        "privacy:step:released",
         "swap:saved:mixing",
         "swap:saved:hopping",
         "privacy:hop:recorded",

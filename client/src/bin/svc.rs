@@ -228,14 +228,27 @@ struct KeyHolderArgs {
     /// SVC_SECRETS_PASSPHRASE.
     #[arg(long, env = "SVC_SECRETS_IDENTITY")]
     identity: Option<PathBuf>,
+    /// The freshness witness's heads file (DESIGN §13; docs/custody.md): per mint the pool book
+    /// it acknowledged last. Keep it as safe as the secrets: lost, the pool's books start over.
+    /// Default: the secrets file's path with `.witness.json` added.
+    #[arg(long)]
+    witness: Option<PathBuf>,
 }
 
 impl KeyHolderArgs {
-    fn load(&self) -> Result<(client::provision::Secrets, ed25519_dalek::SigningKey), Failure> {
+    fn load(
+        &self,
+    ) -> Result<(client::provision::Secrets, ed25519_dalek::SigningKey, client::witness::Witness), Failure> {
         let passphrase = std::env::var("SVC_SECRETS_PASSPHRASE").ok().map(zeroize::Zeroizing::new);
         let secrets = client::provision::read_secrets(&self.secrets, self.identity.as_deref(), passphrase)?;
         let key = client::provision::read_provisioner_key(&self.provisioner_key)?;
-        Ok((secrets, key))
+        let path = self.witness.clone().unwrap_or_else(|| {
+            let mut name = self.secrets.clone().into_os_string();
+            name.push(".witness.json");
+            name.into()
+        });
+        let witness = client::witness::Witness::open(&path, key.clone())?;
+        Ok((secrets, key, witness))
     }
 }
 
@@ -504,13 +517,16 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             return measure(&dir, diagnose, shape, rtmr0_profile.as_deref());
         }
         Command::Provision { keys, key_id } => {
-            let (secrets, provisioner) = keys.load()?;
+            let (secrets, provisioner, witness) = keys.load()?;
             let key_id = key_id
                 .map(|k| {
                     shared::receipt::decode_hex32(&k).ok_or(Failure(30, "--key-id must be 64 lowercase hex".into()))
                 })
                 .transpose()?;
-            let out = client.with_attestation(cli.trust.options()?).provision(&secrets, &provisioner, key_id).await?;
+            let out = client
+                .with_attestation(cli.trust.options()?)
+                .provision(&secrets, &provisioner, key_id, Some(&witness))
+                .await?;
             if json {
                 print_json(&out);
             } else {
@@ -529,7 +545,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Keyholder { keys, interval } => {
             tracing_subscriber_init(json);
-            let (secrets, provisioner) = keys.load()?;
+            let (secrets, provisioner, witness) = keys.load()?;
             let client = client.with_attestation(cli.trust.options()?);
             let stop = async {
                 let _ = tokio::signal::ctrl_c().await;
@@ -538,6 +554,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 &client,
                 &secrets,
                 &provisioner,
+                &witness,
                 std::time::Duration::from_secs(interval.max(1)),
                 stop,
             )

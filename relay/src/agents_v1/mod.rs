@@ -40,6 +40,8 @@ pub struct Agents {
     pub wallets: wallets::Webhooks,
     /// Serializes this relay's updates of the privacy books (wallets::backend).
     pub books: tokio::sync::Mutex<()>,
+    /// The freshness witness's messages (wallets::witness).
+    pub witness: wallets::witness::WitnessQueue,
 }
 
 impl Agents {
@@ -67,6 +69,7 @@ impl Agents {
             wake: tokio::sync::Notify::new(),
             wallets,
             books: tokio::sync::Mutex::new(()),
+            witness: Default::default(),
         }))
     }
 
@@ -91,5 +94,6 @@ pub fn start(app: &App) {
         }
         tokio::spawn(wallets::webhooks::run(app.clone()));
         tokio::spawn(wallets::private::run_payouts(app.clone()));
+        tokio::spawn(wallets::private::run_book_steps(app.clone()));
     }
 }

@@ -190,20 +190,9 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
         }
         WalletCommand::Withdraw { wallet_id, mint, amount, to, owner_key } => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
-            // A freshly started enclave signs no payout for a few blocks (docs/wallets.md): wait
-            // that out, each attempt signed anew.
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-            let done = loop {
-                match client.wallet_withdraw(&wallet_id, &mint, &amount.to_string(), &to, owner.as_ref()).await {
-                    Err(client::ClientError::Refused { code, message, .. })
-                        if code == shared::wire::codes::POOL_WARMING_UP && std::time::Instant::now() < deadline =>
-                    {
-                        eprintln!("waiting: {message}");
-                        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-                    }
-                    other => break other?,
-                }
-            };
+            // A freshly started enclave signs nothing for a few blocks (docs/wallets.md): the
+            // client waits that out with the same signed request (one nonce, one withdrawal).
+            let done = client.wallet_withdraw(&wallet_id, &mint, &amount.to_string(), &to, owner.as_ref()).await?;
             if json {
                 print_json(&done);
             } else {

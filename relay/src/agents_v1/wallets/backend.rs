@@ -10,6 +10,7 @@ use shared::wire::{SealedObject, codes};
 use sqlx::Row;
 
 use super::records::{self, Operation, Wallet};
+use super::steps::{Intent, Outcome};
 use crate::enclaves::EnclavePool;
 use crate::enclaves::objects::{self, ask};
 use crate::error::RelayError;
@@ -35,28 +36,22 @@ pub struct Withdrawal {
 #[allow(async_fn_in_trait)] // Static dispatch only: one back end per relay.
 pub trait PrivacyBackend {
     /// The transaction that moves `{mint, amount}` from the wallet's public token account into
-    /// the back end; the balance is credited by [`PrivacyBackend::credit`] once it landed.
-    async fn encrypt(&self, request: WalletRequest) -> Result<SignedTx, RelayError>;
+    /// the back end, and the request's id; the balance is credited by
+    /// [`PrivacyBackend::credit`] once it landed.
+    async fn encrypt(&self, request: WalletRequest) -> Result<(String, SignedTx), RelayError>;
     /// A managed swap (`{fromMint, toMint, amount, destinationPubkey, slippageBps}`): the swap
     /// session the back end opened with the request's terms, the wallet as its payer, and its
     /// funding from the wallet, signed.
     async fn swap(&self, request: WalletRequest) -> Result<(OpenedSession, SignedTx), RelayError>;
-    /// A shield (`{mint, amount, destinationPubkey}`) of id `shield_id` (a uuid): its
-    /// intermediate key (a sealed object, its address public) and the deposit from the wallet,
-    /// signed.
-    async fn shield(&self, request: WalletRequest, shield_id: &str) -> Result<(SealedObject, SignedTx), RelayError>;
+    /// A shield (`{mint, amount, destinationPubkey}`): its id (a uuid, from the owner's nonce
+    /// when signed), its intermediate key (a sealed object, its address public) and the deposit
+    /// from the wallet, signed.
+    async fn shield(&self, request: WalletRequest) -> Result<(String, SealedObject, SignedTx), RelayError>;
     /// Credits a shield's landed deposit to its intermediate key; false when it was already.
     async fn shield_credit(&self, hop: &SealedObject, mint: &str, signature: &str) -> Result<bool, RelayError>;
-    /// Debits the intermediate key and records the payout to it (the withdrawal row of order
-    /// `hop_order`, the shield's id) before anything sends it; false when it was recorded
-    /// already.
-    async fn shield_hop(
-        &self,
-        wallet: &Wallet,
-        hop: &SealedObject,
-        mint: &str,
-        hop_order: &str,
-    ) -> Result<bool, RelayError>;
+    /// Debits the intermediate key and records the payout to it (the withdrawal row whose order
+    /// id is the shield's) before anything sends it; false when it was recorded already.
+    async fn shield_hop(&self, wallet: &Wallet, hop: &SealedObject, mint: &str) -> Result<bool, RelayError>;
     /// The intermediate key's delivery to the destination, or (`close`) its close; None when
     /// it was done already.
     async fn shield_leg(&self, hop: &SealedObject, close: bool) -> Result<Option<SignedTx>, RelayError>;
@@ -70,8 +65,14 @@ pub trait PrivacyBackend {
         details: serde_json::Value,
     ) -> Result<Option<u64>, RelayError>;
     /// Debits `{mint, amount, destinationPubkey}` and records the payout (and the operation's
-    /// audit entry and event) before returning it to be sent.
-    async fn withdraw(&self, wallet: &Wallet, request: WalletRequest, now_ms: i64) -> Result<Withdrawal, RelayError>;
+    /// audit entry and event, and under `kept` = (nonce, body sha256) the answer) before
+    /// returning it to be sent. The same owner request again gets the same order.
+    async fn withdraw(
+        &self,
+        wallet: &Wallet,
+        request: WalletRequest,
+        kept: Option<(String, String)>,
+    ) -> Result<Withdrawal, RelayError>;
     /// A payout that can no longer land (failed on chain, or expired unseen): a new one for the
     /// same order, recorded on its row before it is sent; None when the order turned out paid
     /// (the row is then marked landed).
@@ -87,15 +88,15 @@ pub trait PrivacyBackend {
 pub struct EnclavePoolBackend<'a> {
     pub store: &'a Store,
     pub enclaves: &'a EnclavePool,
-    /// Serializes this relay's book updates (other relays are kept out by compare and set).
+    /// Serializes this relay's book steps (other relays are kept out by compare and set, and
+    /// every enclave by the witness).
     pub books_lock: &'a tokio::sync::Mutex<()>,
+    /// Wakes the key holder's long poll and the steps waiting for its answers.
+    pub witness: Option<&'a super::witness::WitnessQueue>,
 }
 
-/// How often an operation is redone after another wrote the book first.
-const BOOK_RETRIES: usize = 8;
-
 impl EnclavePoolBackend<'_> {
-    async fn step(&self, request: &PrivacyRequest) -> Result<PrivacyAnswer, RelayError> {
+    pub(super) async fn step(&self, request: &PrivacyRequest) -> Result<PrivacyAnswer, RelayError> {
         ask(self.enclaves, "/privacy/step", request).await
     }
 
@@ -129,85 +130,106 @@ impl EnclavePoolBackend<'_> {
         }
     }
 
-    /// Changes the mint's book: the enclave's answer over the newest stored book, and an open
-    /// database transaction in which its new book replaced that one (compare and set), for the
-    /// caller to add its rows to and commit while it holds `books_lock`. Read again and redone
-    /// when another relay wrote first or the enclave has a newer book.
-    async fn change_book(
+    /// What the relay does with an acknowledged step's outputs, in the database transaction
+    /// that stores its book as the head (`steps::finish`).
+    pub(super) async fn carry_out(
         &self,
-        mint: &str,
-        request_for: impl Fn(Option<String>) -> PrivacyRequest,
-    ) -> Result<(PrivacyAnswer, sqlx::Transaction<'static, sqlx::Any>), RelayError> {
-        for _ in 0..BOOK_RETRIES {
-            if let Some(changed) = self.try_change_book(mint, &request_for).await? {
-                return Ok(changed);
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        intent: &Intent,
+        released: &PrivacyAnswer,
+    ) -> Result<(), RelayError> {
+        match intent {
+            Intent::ShieldCredit => {}
+            Intent::Credit { wallet_id, details } => {
+                let op = Operation { kind: "encrypt", event_type: "wallet.encrypt", data: details.clone() };
+                records::write_operation(tx, wallet_id, &op, super::now_ms()).await?;
             }
-        }
-        Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
-    }
-
-    /// One attempt of [`Self::change_book`]; None when the book was not the newest.
-    async fn try_change_book(
-        &self,
-        mint: &str,
-        request_for: impl Fn(Option<String>) -> PrivacyRequest,
-    ) -> Result<Option<(PrivacyAnswer, sqlx::Transaction<'static, sqlx::Any>)>, RelayError> {
-        let held = book(self.store, mint).await?;
-        let answer = match self.step(&request_for(held.as_ref().map(|b| b.blob.clone()))).await {
-            Err(RelayError::Enclave { code, .. }) if code == codes::BOOK_STALE => return Ok(None),
-            other => other?,
-        };
-        let new = answer.book.clone().ok_or(RelayError::EnclaveAnswer("the enclave's answer lacks its book"))?;
-        crate::failpoint::hit("privacy:book:answered");
-        let mut tx = self.store.begin().await?;
-        let now = crate::unix_now();
-        let replaced = match &held {
-            Some(old) => sqlx::query(
-                "UPDATE privacy_books SET version = $1, blob = $2, updated_at = $3 WHERE mint = $4 AND version = $5",
-            )
-            .bind(new.version as i64)
-            .bind(&new.blob)
-            .bind(now)
-            .bind(mint)
-            .bind(old.version as i64)
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError::from)?
-            .rows_affected()
-                == 1,
-            None => {
-                let inserted =
-                    sqlx::query("INSERT INTO privacy_books (mint, version, blob, updated_at) VALUES ($1, $2, $3, $4)")
-                        .bind(mint)
-                        .bind(new.version as i64)
-                        .bind(&new.blob)
-                        .bind(now)
-                        .execute(&mut *tx)
-                        .await;
-                match inserted.map_err(StoreError::from) {
-                    Ok(_) => true,
-                    Err(e) if is_unique_violation(&e) => false,
-                    Err(e) => return Err(e.into()),
+            Intent::ShieldHop { wallet_id } => {
+                let (order, payout) = released_order(released, wallet_id)?;
+                insert_payout(tx, wallet_id, &order, &payout).await?;
+            }
+            Intent::Withdraw { wallet_id, nonce, body_sha256 } => {
+                let (order, payout) = released_order(released, wallet_id)?;
+                insert_payout(tx, wallet_id, &order, &payout).await?;
+                let data = json!({"walletId": wallet_id, "orderId": order.order_id, "mint": order.mint,
+                                  "amount": order.amount, "destinationPubkey": order.destination,
+                                  "queueSignature": order.signature, "callbackSignature": order.payout_signature});
+                let op = Operation { kind: "withdraw", event_type: "wallet.withdraw", data };
+                records::write_operation(tx, wallet_id, &op, super::now_ms()).await?;
+                if let (Some(nonce), Some(body_sha256)) = (nonce, body_sha256) {
+                    let answer = json!({"queueSignature": order.signature, "callbackSignature": order.payout_signature,
+                                        "order": order});
+                    let request = super::requests::Kept {
+                        wallet_id,
+                        nonce,
+                        operation: "withdraw",
+                        body_sha256,
+                        request_id: &order.order_id,
+                        answer: &answer,
+                    };
+                    request.insert(tx).await?;
                 }
             }
-        };
-        Ok(replaced.then_some((answer, tx)))
+            Intent::Settle { order_id } => {
+                let now = crate::unix_now();
+                match released.transaction.is_some().then(|| signed(released)).transpose()? {
+                    Some(p) => sqlx::query(
+                        "UPDATE wallet_withdrawals SET payout_tx = $1, payout_sig = $2, last_valid_height = $3, \
+                         state = 'pending', updated_at = $4 WHERE order_id = $5",
+                    )
+                    .bind(p.transaction)
+                    .bind(p.signature)
+                    .bind(p.last_valid_block_height as i64)
+                    .bind(now)
+                    .bind(order_id),
+                    None => sqlx::query(
+                        "UPDATE wallet_withdrawals SET state = 'landed', updated_at = $1 WHERE order_id = $2",
+                    )
+                    .bind(now)
+                    .bind(order_id),
+                }
+                .execute(&mut **tx)
+                .await
+                .map_err(StoreError::from)?;
+            }
+        }
+        Ok(())
     }
 }
 
+/// The order an acknowledged payout step released, checked (the enclave's signature, this
+/// wallet), and its payout.
+fn released_order(released: &PrivacyAnswer, wallet_id: &str) -> Result<(WithdrawalOrder, SignedTx), RelayError> {
+    let order = released.order.clone().ok_or(RelayError::EnclaveAnswer("a payout step without its order"))?;
+    if order.verify().is_err()
+        || order.wallet_id != wallet_id
+        || Some(&order.payout_signature) != released.signature.as_ref()
+    {
+        return Err(RelayError::EnclaveAnswer("the enclave's order is not this wallet's"));
+    }
+    Ok((order, signed(released)?))
+}
+
+/// Whether a refusal is the enclave's `nothing_to_do` with a message containing `what`.
+fn nothing_to_do(e: &RelayError, what: &str) -> bool {
+    matches!(e, RelayError::Enclave { code, message, .. } if *code == codes::NOTHING_TO_DO && message.contains(what))
+}
+
 impl PrivacyBackend for EnclavePoolBackend<'_> {
-    async fn encrypt(&self, request: WalletRequest) -> Result<SignedTx, RelayError> {
+    async fn encrypt(&self, request: WalletRequest) -> Result<(String, SignedTx), RelayError> {
         let pool = self.pool().await?.blob;
-        signed(&self.step(&PrivacyRequest::EncryptBuild { request, pool }).await?)
+        let answer = self.step(&PrivacyRequest::EncryptBuild { request, pool }).await?;
+        let id = answer.request_id.clone().ok_or(RelayError::EnclaveAnswer("an encrypt without its id"))?;
+        Ok((id, signed(&answer)?))
     }
 
-    async fn shield(&self, request: WalletRequest, shield_id: &str) -> Result<(SealedObject, SignedTx), RelayError> {
+    async fn shield(&self, request: WalletRequest) -> Result<(String, SealedObject, SignedTx), RelayError> {
         let pool = self.pool().await?.blob;
-        let answer =
-            self.step(&PrivacyRequest::ShieldStart { request, pool, shield_id: shield_id.to_string() }).await?;
+        let answer = self.step(&PrivacyRequest::ShieldStart { request, pool }).await?;
         let deposit = signed(&answer)?;
+        let id = answer.request_id.clone().ok_or(RelayError::EnclaveAnswer("a shield without its id"))?;
         let hop = answer.hop.ok_or(RelayError::EnclaveAnswer("the enclave's answer lacks the intermediate key"))?;
-        Ok((hop, deposit))
+        Ok((id, hop, deposit))
     }
 
     async fn shield_credit(&self, hop: &SealedObject, mint: &str, signature: &str) -> Result<bool, RelayError> {
@@ -218,55 +240,28 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             book,
             signature: signature.to_string(),
         };
-        let _serial = self.books_lock.lock().await;
-        match self.change_book(mint, request_for).await {
-            Ok((_, tx)) => tx.commit().await.map_err(StoreError::from)?,
-            Err(RelayError::Enclave { code, message, .. })
-                if code == codes::NOTHING_TO_DO && message.contains("already credited") =>
-            {
-                return Ok(false);
-            }
-            Err(e) => return Err(e),
+        match self.change_book(mint, request_for, Intent::ShieldCredit).await {
+            Ok(_) => Ok(true),
+            Err(e) if nothing_to_do(&e, "already credited") => Ok(false),
+            Err(e) => Err(e),
         }
-        Ok(true)
     }
 
-    async fn shield_hop(
-        &self,
-        wallet: &Wallet,
-        hop: &SealedObject,
-        mint: &str,
-        hop_order: &str,
-    ) -> Result<bool, RelayError> {
+    async fn shield_hop(&self, wallet: &Wallet, hop: &SealedObject, mint: &str) -> Result<bool, RelayError> {
         let pool = self.pool().await?.blob;
         let request_for = |book: Option<String>| PrivacyRequest::ShieldHop {
             hop: hop.blob.clone(),
             pool: pool.clone(),
             book: book.unwrap_or_default(),
         };
-        let _serial = self.books_lock.lock().await;
-        let (answer, mut tx) = match self.change_book(mint, request_for).await {
-            Ok(changed) => changed,
-            Err(RelayError::Enclave { code, message, .. })
-                if code == codes::NOTHING_TO_DO && message.contains("already signed") =>
-            {
-                return Ok(false);
+        match self.change_book(mint, request_for, Intent::ShieldHop { wallet_id: wallet.id.clone() }).await {
+            Ok(_) => {
+                crate::failpoint::hit("privacy:hop:recorded");
+                Ok(true)
             }
-            Err(e) => return Err(e),
-        };
-        let order = answer.order.clone().ok_or(RelayError::EnclaveAnswer("the hop answer lacks its order"))?;
-        if order.verify().is_err()
-            || order.order_id != hop_order
-            || Some(&order.destination) != hop.public_key.as_ref()
-            || order.wallet_id != wallet.id
-            || order.mint != mint
-        {
-            return Err(RelayError::EnclaveAnswer("the enclave's hop order is not this shield's"));
+            Err(e) if nothing_to_do(&e, "already signed") => Ok(false),
+            Err(e) => Err(e),
         }
-        insert_payout(&mut tx, &wallet.id, &order, &signed(&answer)?).await?;
-        tx.commit().await.map_err(StoreError::from)?;
-        crate::failpoint::hit("privacy:hop:recorded");
-        Ok(true)
     }
 
     async fn shield_leg(&self, hop: &SealedObject, close: bool) -> Result<Option<SignedTx>, RelayError> {
@@ -306,53 +301,35 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             mint: mint.to_string(),
             signature: signature.to_string(),
         };
-        let _serial = self.books_lock.lock().await;
-        let (answer, mut tx) = match self.change_book(mint, request_for).await {
-            Ok(changed) => changed,
-            // Credited by an earlier attempt whose answer this relay did not see through.
-            Err(RelayError::Enclave { code, message, .. })
-                if code == codes::NOTHING_TO_DO && message.contains("already credited") =>
-            {
-                return Ok(None);
+        let intent = Intent::Credit { wallet_id: wallet.id.clone(), details };
+        match self.change_book(mint, request_for, intent).await {
+            Ok(Outcome::Released(answer) | Outcome::Unchanged(answer)) => {
+                crate::failpoint::hit("privacy:credit:stored");
+                Ok(answer.balance.and_then(|b| b.parse().ok()))
             }
-            Err(e) => return Err(e),
-        };
-        let op = Operation { kind: "encrypt", event_type: "wallet.encrypt", data: details };
-        records::write_operation(&mut tx, &wallet.id, &op, super::now_ms()).await?;
-        tx.commit().await.map_err(StoreError::from)?;
-        crate::failpoint::hit("privacy:credit:stored");
-        Ok(answer.balance.and_then(|b| b.parse().ok()))
+            // Credited by an earlier attempt whose answer this relay did not see through.
+            Err(e) if nothing_to_do(&e, "already credited") => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
-    async fn withdraw(&self, wallet: &Wallet, request: WalletRequest, now_ms: i64) -> Result<Withdrawal, RelayError> {
+    async fn withdraw(
+        &self,
+        wallet: &Wallet,
+        request: WalletRequest,
+        kept: Option<(String, String)>,
+    ) -> Result<Withdrawal, RelayError> {
         let pool = self.pool().await?.blob;
         let fields: serde_json::Value = serde_json::from_slice(&shared::b64::decode(&request.body).unwrap_or_default())
             .map_err(|_| RelayError::input(codes::BAD_REQUEST, "the body is not a JSON object"))?;
-        let asked = |name: &str| fields[name].as_str().unwrap_or_default().to_string();
-        let mint = asked("mint");
+        let mint = fields["mint"].as_str().unwrap_or_default().to_string();
         let request_for = |book| PrivacyRequest::Withdraw { request: request.clone(), pool: pool.clone(), book };
-        let _serial = self.books_lock.lock().await;
-        let (answer, mut tx) = self.change_book(&mint, request_for).await?;
-        let order = answer.order.clone().ok_or(RelayError::EnclaveAnswer("the withdraw answer lacks its order"))?;
-        // What the enclave signed must be what was asked, by this wallet.
-        if order.verify().is_err()
-            || order.wallet != wallet.address
-            || order.wallet_id != wallet.id
-            || order.mint != mint
-            || order.amount != asked("amount")
-            || order.destination != asked("destinationPubkey")
-            || Some(&order.payout_signature) != answer.signature.as_ref()
-        {
-            return Err(RelayError::EnclaveAnswer("the enclave's withdrawal order does not match the request"));
-        }
-        let payout = signed(&answer)?;
-        insert_payout(&mut tx, &wallet.id, &order, &payout).await?;
-        let data = json!({"walletId": wallet.id, "orderId": order.order_id, "mint": order.mint,
-                          "amount": order.amount, "destinationPubkey": order.destination,
-                          "queueSignature": order.signature, "callbackSignature": order.payout_signature});
-        let op = Operation { kind: "withdraw", event_type: "wallet.withdraw", data };
-        records::write_operation(&mut tx, &wallet.id, &op, now_ms).await?;
-        tx.commit().await.map_err(StoreError::from)?;
+        let (nonce, body_sha256) = kept.unzip();
+        let intent = Intent::Withdraw { wallet_id: wallet.id.clone(), nonce, body_sha256 };
+        let answer = match self.change_book(&mint, request_for, intent).await? {
+            Outcome::Released(answer) | Outcome::Unchanged(answer) => answer,
+        };
+        let (order, payout) = released_order(&answer, &wallet.id)?;
         Ok(Withdrawal { order, payout })
     }
 
@@ -364,29 +341,11 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             mint: mint.to_string(),
             order_id: order_id.to_string(),
         };
-        let _serial = self.books_lock.lock().await;
-        let (answer, mut tx) = self.change_book(mint, request_for).await?;
-        let payout = answer.transaction.is_some().then(|| signed(&answer)).transpose()?;
-        let now = crate::unix_now();
-        match &payout {
-            Some(p) => sqlx::query(
-                "UPDATE wallet_withdrawals SET payout_tx = $1, payout_sig = $2, last_valid_height = $3, \
-                 state = 'pending', updated_at = $4 WHERE order_id = $5",
-            )
-            .bind(&p.transaction)
-            .bind(&p.signature)
-            .bind(p.last_valid_block_height as i64)
-            .bind(now)
-            .bind(order_id),
-            None => sqlx::query("UPDATE wallet_withdrawals SET state = 'landed', updated_at = $1 WHERE order_id = $2")
-                .bind(now)
-                .bind(order_id),
-        }
-        .execute(&mut *tx)
-        .await
-        .map_err(StoreError::from)?;
-        tx.commit().await.map_err(StoreError::from)?;
-        Ok(payout)
+        let answer =
+            match self.change_book(mint, request_for, Intent::Settle { order_id: order_id.to_string() }).await? {
+                Outcome::Released(answer) | Outcome::Unchanged(answer) => answer,
+            };
+        answer.transaction.is_some().then(|| signed(&answer)).transpose()
     }
 
     async fn private_balances(&self, wallet: &Wallet, mints: &[String]) -> Result<Vec<Option<u64>>, RelayError> {

@@ -13,9 +13,12 @@ pub mod config;
 pub mod fund;
 pub mod private;
 pub mod records;
+pub mod requests;
 pub mod routes;
 pub mod shield;
+pub mod steps;
 pub mod webhooks;
+pub mod witness;
 
 use axum::Router;
 use axum::routing::{get, post};
@@ -38,6 +41,9 @@ pub fn routes() -> Router<App> {
         .route("/agents/v1/reserves", get(routes::reserves))
         .route("/agents/v1/wallets/{id}/audit", get(routes::audit))
         .route("/agents/v1/wallets/{id}/webhooks", get(routes::deliveries))
+        .route("/agents/v1/wallets/{id}/requests/{nonce}", get(requests::get))
+        .route("/tee/witness/appends", get(witness::appends))
+        .route("/tee/witness/answers", post(witness::answers))
 }
 
 /// Milliseconds since the Unix epoch.

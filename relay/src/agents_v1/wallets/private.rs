@@ -33,7 +33,12 @@ pub const ENCRYPT_SECONDS: u64 = 10;
 const PAYOUT_POLL: Duration = Duration::from_secs(2);
 
 pub fn backend<'a>(app: &'a App, agents: &'a Agents) -> EnclavePoolBackend<'a> {
-    EnclavePoolBackend { store: &app.store, enclaves: &app.enclaves, books_lock: &agents.books }
+    EnclavePoolBackend {
+        store: &app.store,
+        enclaves: &app.enclaves,
+        books_lock: &agents.books,
+        witness: Some(&agents.witness),
+    }
 }
 
 /// The request as the enclave takes it: the wallet's sealed key, the caller's exact body and
@@ -48,20 +53,21 @@ pub async fn wallet_request(
     Ok(WalletRequest { wallet: object.blob, body: shared::b64::encode(body), auth })
 }
 
-/// Starts an encrypt: the signed transaction recorded on a new session, which the worker sends.
+/// Starts an encrypt: the signed transaction recorded on a new session (its id the request's),
+/// which the worker sends.
 pub async fn start_encrypt(
     app: &App,
     wallet: &Wallet,
     request: WalletRequest,
-    mint: &str,
-    amount: u64,
+    (mint, amount): (&str, u64),
+    kept: Option<&(String, String)>,
 ) -> Result<Session, RelayError> {
     let agents = agents(app)?;
-    let signed: SignedTx = backend(app, agents).encrypt(request).await?;
+    let (id, signed): (String, SignedTx) = backend(app, agents).encrypt(request).await?;
     let pool = super::backend::pool_address(&app.store).await?.ok_or(RelayError::Internal)?;
     let now = crate::unix_now();
     let session = Session {
-        id: crate::agents_v1::oneshot::new_session_id(),
+        id,
         mode: MODE_ENCRYPT.into(),
         state: state::ENCRYPTING.into(),
         wallet_id: Some(wallet.id.clone()),
@@ -91,8 +97,8 @@ pub async fn start_encrypt(
         updated_at: now,
         ..Default::default()
     };
-    sessions::insert(app.store.pool(), &session).await?;
-    agents.wake.notify_one();
+    // The `encrypt` audit entry is written with the credit.
+    record_start(app, &session, &wallet.id, None, kept.map(|k| ("encrypt", k))).await?;
     Ok(session)
 }
 
@@ -109,6 +115,7 @@ pub async fn start_swap(
     wallet: &Wallet,
     request: WalletRequest,
     slippage_bps: u16,
+    kept: Option<&(String, String)>,
 ) -> Result<Session, RelayError> {
     let agents = agents(app)?;
     let (opened, funding) = backend(app, agents).swap(request).await?;
@@ -148,34 +155,72 @@ pub async fn start_swap(
         updated_at: now,
         ..Default::default()
     };
-    crate::enclaves::objects::insert(&app.store, &opened.object, now).await?;
+    if crate::enclaves::objects::load(&app.store, &opened.object.id).await?.is_none() {
+        crate::enclaves::objects::insert(&app.store, &opened.object, now).await?;
+    }
     // The session (which holds the signed funding) and its audit entry, at once.
     let data = json!({"walletId": wallet.id, "sessionId": session.id, "fromMint": session.from_mint,
                       "toMint": session.to_mint, "amount": session.amount, "destination": session.destination,
                       "minOut": session.min_out, "txSignature": funding.signature});
-    record_start(app, &session, &wallet.id, records::Operation { kind: "swap", event_type: "wallet.swap", data })
-        .await?;
+    let op = records::Operation { kind: "swap", event_type: "wallet.swap", data };
+    record_start(app, &session, &wallet.id, Some(op), kept.map(|k| ("swap", k))).await?;
     Ok(session)
 }
 
+/// The answer a started session gets (and keeps under its owner nonce).
+pub fn session_answer(session: &Session, estimated_seconds: u64) -> serde_json::Value {
+    json!({"sessionId": session.id, "status": "running", "estimatedSeconds": estimated_seconds})
+}
+
 /// Records a wallet's new session, which holds its first signed transaction, with the
-/// operation's audit entry and event in one database transaction; then wakes a worker to send
-/// it. Nothing is sent before this commits.
+/// operation's audit entry and event, and (owner-signed) the answer kept under its nonce, in
+/// one database transaction; then wakes a worker to send it. Nothing is sent before this
+/// commits. The same session again (a retry the enclave answered with the same transaction)
+/// is not recorded twice.
 pub(super) async fn record_start(
     app: &App,
     session: &Session,
     wallet_id: &str,
-    op: records::Operation,
+    op: Option<records::Operation>,
+    kept: Option<(&str, &(String, String))>,
 ) -> Result<(), RelayError> {
-    records::retried(|| async {
+    let seconds = match session.mode.as_str() {
+        MODE_ENCRYPT => ENCRYPT_SECONDS,
+        super::shield::MODE => super::shield::SECONDS,
+        _ => agents(app)?.config.expected_seconds,
+    };
+    let answer = session_answer(session, seconds);
+    let recorded = records::retried(|| async {
         let mut tx = app.store.begin().await?;
+        let exists = sqlx::query("SELECT id FROM swap_sessions WHERE id = $1")
+            .bind(&session.id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if exists.is_some() {
+            return Ok(false);
+        }
         sessions::insert(&mut *tx, session).await?;
-        let id = records::write_operation(&mut tx, wallet_id, &op, super::now_ms()).await?;
+        if let Some(op) = &op {
+            records::write_operation(&mut tx, wallet_id, op, super::now_ms()).await?;
+        }
+        if let Some((operation, (nonce, body_sha256))) = kept {
+            let kept = super::requests::Kept {
+                wallet_id,
+                nonce,
+                operation,
+                body_sha256,
+                request_id: &session.id,
+                answer: &answer,
+            };
+            kept.insert(&mut tx).await?;
+        }
         tx.commit().await?;
-        Ok(id)
+        Ok(true)
     })
     .await?;
-    agents(app)?.wake.notify_one();
+    if recorded {
+        agents(app)?.wake.notify_one();
+    }
     Ok(())
 }
 
@@ -199,9 +244,14 @@ pub async fn credit(app: &App, s: &mut Session) -> Result<(), RelayError> {
 
 /// A withdrawal: debited and recorded, then sent and awaited for a bounded time (the payout
 /// worker carries on if it has not landed by then).
-pub async fn withdraw(app: &App, wallet: &Wallet, request: WalletRequest) -> Result<(Withdrawal, bool), RelayError> {
+pub async fn withdraw(
+    app: &App,
+    wallet: &Wallet,
+    request: WalletRequest,
+    kept: Option<(String, String)>,
+) -> Result<(Withdrawal, bool), RelayError> {
     let agents = agents(app)?;
-    let withdrawal = backend(app, agents).withdraw(wallet, request, super::now_ms()).await?;
+    let withdrawal = backend(app, agents).withdraw(wallet, request, kept).await?;
     agents.wallets.wake.notify_one();
     crate::failpoint::hit("privacy:withdraw:recorded");
     let wait = Duration::from_secs(agents.config.timeout_secs.max(1));
@@ -255,6 +305,32 @@ async fn land(
                 Err(e) => Err(e),
             }
         }
+    }
+}
+
+/// Whether the order's payout was seen landed.
+pub async fn order_landed(app: &App, order_id: &str) -> Result<bool, RelayError> {
+    let row = sqlx::query("SELECT state FROM wallet_withdrawals WHERE order_id = $1")
+        .bind(order_id)
+        .fetch_optional(app.store.pool())
+        .await
+        .map_err(StoreError::from)?;
+    let state: Option<String> = row.map(|r| r.try_get("state")).transpose().map_err(StoreError::from)?;
+    Ok(state.as_deref() == Some("landed"))
+}
+
+/// How often stored book steps are looked at for an answer to carry on (a relay that died
+/// mid-step, a witness that answered late).
+const STEPS_POLL: Duration = Duration::from_secs(2);
+
+/// Finishes book steps the witness answered after their request gave up or the relay died.
+pub async fn run_book_steps(app: App) {
+    let Some(agents) = app.agents.as_ref() else { return };
+    loop {
+        if let Err(e) = backend(&app, agents).recover().await {
+            tracing::warn!(error = %e, "could not look at stored book steps");
+        }
+        let _ = tokio::time::timeout(STEPS_POLL, agents.witness.answered.notified()).await;
     }
 }
 

@@ -14,6 +14,7 @@ use shared::address::Address;
 use shared::wire::codes;
 
 use super::records::{self, Operation, Wallet, WalletAuditEntry};
+use super::requests;
 use super::webhooks::{self, WebhookDelivery, WebhookMessage};
 use super::{fund, now_ms};
 use crate::agents_v1::params::Fields;
@@ -123,7 +124,7 @@ async fn caller(app: &App, headers: &HeaderMap) -> Result<String, RelayError> {
 }
 
 /// The wallet `id` of `key_id`: 404 for none, 403 for another account's.
-async fn owned(app: &App, key_id: &str, id: &str) -> Result<Wallet, RelayError> {
+pub(super) async fn owned(app: &App, key_id: &str, id: &str) -> Result<Wallet, RelayError> {
     let id = shared::swap::parse_uuid(id)
         .map(|b| shared::swap::format_uuid(&b))
         .ok_or(RelayError::NotFound("no such wallet"))?;
@@ -499,13 +500,26 @@ pub async fn encrypt(
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::agents_v1::agents(&app)?;
     let (mint, amount) = money_fields(agents, &bytes, "{mint, amount}", false)?;
-    let request = super::private::wallet_request(&app, &wallet, &bytes, owner_auth(&headers)?).await?;
-    let session = super::private::start_encrypt(&app, &wallet, request, &mint.to_string(), amount).await?;
+    let auth = owner_auth(&headers)?;
+    let kept = requests::key_of(auth.as_ref(), &bytes);
+    if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "encrypt").await? {
+        return started(&earlier);
+    }
+    let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
+    let session =
+        super::private::start_encrypt(&app, &wallet, request, (&mint.to_string(), amount), kept.as_ref()).await?;
     Ok(Json(WalletSessionStarted {
         session_id: session.id,
         status: "running",
         estimated_seconds: super::private::ENCRYPT_SECONDS,
     }))
+}
+
+/// The answer kept for a session an owner request started (a retry of the same request).
+fn started(earlier: &serde_json::Value) -> Result<Json<WalletSessionStarted>, RelayError> {
+    let session_id = earlier["sessionId"].as_str().ok_or(RelayError::Internal)?.to_string();
+    let estimated_seconds = earlier["estimatedSeconds"].as_u64().unwrap_or_default();
+    Ok(Json(WalletSessionStarted { session_id, status: "running", estimated_seconds }))
 }
 
 #[utoipa::path(post, path = "/agents/v1/wallets/{id}/swap", tag = "agents",
@@ -532,7 +546,13 @@ pub async fn swap(
     if fields.pubkey("destinationPubkey")?.to_string() == wallet.address {
         return Err(RelayError::input(codes::INVALID_FIELD, "`destinationPubkey` must not be the wallet itself"));
     }
-    let request = super::private::wallet_request(&app, &wallet, &bytes, owner_auth(&headers)?).await?;
+    let auth = owner_auth(&headers)?;
+    let kept = requests::key_of(auth.as_ref(), &bytes);
+    // A retry of a swap already started is answered as it was, and not billed again.
+    if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "swap").await? {
+        return started(&earlier);
+    }
+    let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
     let bill = crate::billing::metering::Bill {
         price: crate::billing::metering::Price::PerCall(agents.config.session_price_per_call),
         payer: crate::billing::metering::Payer::Key(who),
@@ -541,7 +561,7 @@ pub async fn swap(
     };
     let slippage = pair.slippage_bps;
     let done = crate::billing::metering::paid(&app, bill, move |app| async move {
-        let session = super::private::start_swap(&app, &wallet, request, slippage).await?;
+        let session = super::private::start_swap(&app, &wallet, request, slippage, kept.as_ref()).await?;
         Ok((session, shared::wire::Usage::default()))
     })
     .await?;
@@ -585,8 +605,14 @@ pub async fn shield(
             "`destinationPubkey` must be a fresh address, not the wallet",
         ));
     }
-    let request = super::private::wallet_request(&app, &wallet, &bytes, owner_auth(&headers)?).await?;
-    let session = super::shield::start(&app, &wallet, request, (&mint.to_string(), amount, destination)).await?;
+    let auth = owner_auth(&headers)?;
+    let kept = requests::key_of(auth.as_ref(), &bytes);
+    if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "shield").await? {
+        return started(&earlier);
+    }
+    let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
+    let session =
+        super::shield::start(&app, &wallet, request, (&mint.to_string(), amount, destination), kept.as_ref()).await?;
     Ok(Json(WalletSessionStarted {
         session_id: session.id,
         status: "running",
@@ -612,8 +638,21 @@ pub async fn withdraw(
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::agents_v1::agents(&app)?;
     money_fields(agents, &bytes, "{mint, amount, destinationPubkey}", true)?;
-    let request = super::private::wallet_request(&app, &wallet, &bytes, owner_auth(&headers)?).await?;
-    let (withdrawal, landed) = super::private::withdraw(&app, &wallet, request).await?;
+    let auth = owner_auth(&headers)?;
+    let kept = requests::key_of(auth.as_ref(), &bytes);
+    if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "withdraw").await? {
+        let order: shared::privacy::WithdrawalOrder =
+            serde_json::from_value(earlier["order"].clone()).map_err(|_| RelayError::Internal)?;
+        let landed = super::private::order_landed(&app, &order.order_id).await?;
+        return Ok(Json(WalletWithdrawn {
+            queue_signature: order.signature.clone(),
+            callback_signature: earlier["callbackSignature"].as_str().unwrap_or_default().to_string(),
+            status: if landed { "landed" } else { "pending" },
+            order,
+        }));
+    }
+    let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
+    let (withdrawal, landed) = super::private::withdraw(&app, &wallet, request, kept).await?;
     Ok(Json(WalletWithdrawn {
         queue_signature: withdrawal.order.signature.clone(),
         callback_signature: withdrawal.payout.signature,

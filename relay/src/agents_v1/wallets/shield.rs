@@ -40,10 +40,10 @@ pub async fn start(
     wallet: &Wallet,
     request: WalletRequest,
     (mint, amount, destination): (&str, u64, String),
+    kept: Option<&(String, String)>,
 ) -> Result<Session, RelayError> {
     let agents = agents(app)?;
-    let id = crate::agents_v1::oneshot::new_session_id();
-    let (hop, deposit) = super::private::backend(app, agents).shield(request, &id).await?;
+    let (id, hop, deposit) = super::private::backend(app, agents).shield(request).await?;
     let hop_address =
         hop.public_key.clone().ok_or(RelayError::EnclaveAnswer("an intermediate key without its address"))?;
     let now = crate::unix_now();
@@ -77,11 +77,13 @@ pub async fn start(
         updated_at: now,
         ..Default::default()
     };
-    crate::enclaves::objects::insert(&app.store, &hop, now).await?;
+    if crate::enclaves::objects::load(&app.store, &hop.id).await?.is_none() {
+        crate::enclaves::objects::insert(&app.store, &hop, now).await?;
+    }
     let data = json!({"walletId": wallet.id, "sessionId": session.id, "mint": mint, "amount": session.amount,
                       "destinationPubkey": session.destination, "txSignature": deposit.signature});
     let op = Operation { kind: "shield", event_type: "wallet.shield", data };
-    super::private::record_start(app, &session, &wallet.id, op).await?;
+    super::private::record_start(app, &session, &wallet.id, Some(op), kept.map(|k| ("shield", k))).await?;
     Ok(session)
 }
 
@@ -103,7 +105,7 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
             if hop_payout(app, &s.id).await?.is_none() {
                 let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal)?;
                 let wallet = records::get(&app.store, &wallet_id).await?.ok_or(RelayError::Internal)?;
-                backend.shield_hop(&wallet, &hop, &s.from_mint, &s.id).await?;
+                backend.shield_hop(&wallet, &hop, &s.from_mint).await?;
                 agents.wallets.wake.notify_one();
             }
             s.state = state::HOPPING.into();

@@ -15,18 +15,16 @@ use chain::Chain;
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use shared::address::Address;
 use shared::privacy::PrivacyAnswer;
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Instruction, Message, Transaction, associated_token, system, token};
 
-use super::{
-    Book, Payout, Pool, Privacy, PrivacyError, Wallet, chain_error, encrypt_build, read_fields, seal_key, sealed,
-};
+use super::keys::{Pool, seal_key};
+use super::payout::Payout;
+use super::{Admitted, Env, Funds, FundsError, chain_error, nothing, read_fields, sealed};
 use crate::custody::Custody;
-use crate::keys::{EnclaveKeys, SeedText};
-use crate::swap::{SwapError, Swaps};
+use crate::keys::SeedText;
 use crate::swap_check::ata;
 
 pub const HOP_KIND: &str = "shield-hop";
@@ -50,17 +48,17 @@ struct HopSecret {
 /// An opened intermediate key and the shield it serves.
 pub(super) struct Hop {
     key: SigningKey,
-    address: Address,
+    pub(super) address: Address,
     shield_id: String,
     wallet_id: String,
-    wallet: Address,
+    pub(super) wallet: Address,
     pub(super) mint: Address,
     amount: u64,
     destination: Address,
-    deposit: String,
+    pub(super) deposit: String,
 }
 
-pub(super) fn open_hop(custody: &Custody, blob: &str) -> Result<Hop, PrivacyError> {
+pub(super) fn open_hop(custody: &Custody, blob: &str) -> Result<Hop, FundsError> {
     let (_, plaintext) = custody.open_kind(blob, HOP_KIND).map_err(|_| sealed())?;
     let s: HopSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
     let key = s.seed.key().ok_or_else(sealed)?;
@@ -78,95 +76,71 @@ pub(super) fn open_hop(custody: &Custody, blob: &str) -> Result<Hop, PrivacyErro
     })
 }
 
-fn nothing(why: &'static str) -> PrivacyError {
-    PrivacyError::Swap(SwapError::NothingToDo(why))
+/// The deposit (as an encrypt's transaction) and the intermediate key sealed with the request,
+/// its id and the deposit's signature.
+pub(super) async fn start(
+    funds: &Funds,
+    env: &Env<'_>,
+    a: &Admitted,
+    pool: &Pool,
+) -> Result<PrivacyAnswer, FundsError> {
+    let (wallet, fields) = (&a.wallet, read_fields(&a.body, true)?);
+    let destination = fields.destination.ok_or(FundsError::BadBody("destinationPubkey"))?;
+    if destination == wallet.address || destination == pool.address {
+        return Err(FundsError::BadBody("destinationPubkey"));
+    }
+    let deposit = super::wallet_tx::deposit(funds, env, wallet, pool, &fields.mint, fields.amount).await?;
+    let key = SigningKey::generate(&mut OsRng);
+    let secret = HopSecret {
+        seed: SeedText::of(&key),
+        shield_id: a.request_id.clone(),
+        wallet_id: wallet.id.clone(),
+        wallet: wallet.address.to_string(),
+        mint: fields.mint.to_string(),
+        amount: fields.amount,
+        destination: destination.to_string(),
+        deposit: deposit.signature.clone().ok_or_else(sealed)?,
+    };
+    let hop = seal_key(env.custody, HOP_KIND, &secret, &key)?;
+    Ok(PrivacyAnswer { hop: Some(hop), request_id: Some(a.request_id.clone()), ..deposit })
 }
 
-impl Privacy {
-    /// The deposit (as an encrypt's transaction) and the intermediate key sealed with the
-    /// request and the deposit's signature.
-    pub(super) async fn shield_start(
-        swaps: &Swaps,
-        custody: &Custody,
-        (wallet, pool): (&Wallet, &Pool),
-        body: &Value,
-        shield_id: &str,
-    ) -> Result<PrivacyAnswer, PrivacyError> {
-        let shield_id = shared::swap::parse_uuid(shield_id).ok_or(PrivacyError::BadBody("shieldId"))?;
-        let fields = read_fields(body, true)?;
-        let destination = fields.destination.ok_or(PrivacyError::BadBody("destinationPubkey"))?;
-        if destination == wallet.address || destination == pool.address {
-            return Err(PrivacyError::BadBody("destinationPubkey"));
-        }
-        let deposit = encrypt_build(swaps, wallet, pool, &fields).await?;
-        let key = SigningKey::generate(&mut OsRng);
-        let secret = HopSecret {
-            seed: SeedText::of(&key),
-            shield_id: shared::swap::format_uuid(&shield_id),
-            wallet_id: wallet.id.clone(),
-            wallet: wallet.address.to_string(),
-            mint: fields.mint.to_string(),
-            amount: fields.amount,
-            destination: destination.to_string(),
-            deposit: deposit.signature.clone().ok_or_else(sealed)?,
-        };
-        let hop = seal_key(custody, HOP_KIND, &secret, &key)?;
-        Ok(PrivacyAnswer { hop: Some(hop), ..deposit })
+/// The payout of the deposit to the intermediate key, with the SOL for its two transactions:
+/// the destination's token account rent, its fees, and a margin that keeps it rent exempt
+/// until it closes. A payout of the book like a withdrawal, its order id the shield's.
+pub(super) async fn hop(
+    funds: &Funds,
+    env: &Env<'_>,
+    hop: &Hop,
+    pool: &Pool,
+    blob: Option<&str>,
+) -> Result<PrivacyAnswer, FundsError> {
+    let _mint = funds.lock(&hop.mint).await;
+    let (head, book) = funds.open_head(env, blob, &hop.mint, pool)?;
+    if book.open_orders.contains_key(&hop.shield_id) || book.done_orders.contains_key(&hop.shield_id) {
+        return Err(nothing("the hop is already signed"));
     }
-
-    /// Credits the landed deposit to the intermediate key.
-    pub(super) async fn shield_credit(
-        &self,
-        swaps: &Swaps,
-        custody: &Custody,
-        hop: &Hop,
-        pool: &Pool,
-        book: Book,
-        signature: &str,
-    ) -> Result<PrivacyAnswer, PrivacyError> {
-        if signature != hop.deposit {
-            return Err(PrivacyError::BadBody("signature"));
-        }
-        self.credit(swaps, custody, (&hop.wallet, &hop.address), pool, book, signature).await
+    if !book.balances.contains_key(&hop.address.to_string()) {
+        return Err(nothing("the intermediate key holds no private balance"));
     }
-
-    /// The payout of the deposit to the intermediate key, with the SOL for its two
-    /// transactions: the destination's token account rent, its fees, and a margin that keeps
-    /// it rent exempt until it closes.
-    pub(super) async fn shield_hop(
-        &self,
-        swaps: &Swaps,
-        custody: &Custody,
-        keys: &EnclaveKeys,
-        (hop, pool): (&Hop, &Pool),
-        book: Book,
-        now: u64,
-    ) -> Result<PrivacyAnswer, PrivacyError> {
-        if book.open_orders.contains_key(&hop.shield_id) {
-            return Err(nothing("the hop is already signed"));
-        }
-        if !book.balances.contains_key(&hop.address.to_string()) {
-            return Err(nothing("the intermediate key holds no private balance"));
-        }
-        let chain = swaps.chain();
-        let rent = |len| chain.minimum_balance_for_rent_exemption(len);
-        let lamports =
-            rent(token::ACCOUNT_LEN).await.map_err(chain_error)? + rent(0).await.map_err(chain_error)? + 4 * FEE;
-        let payout = Payout {
-            order_id: hop.shield_id.clone(),
-            wallet_id: hop.wallet_id.clone(),
-            holder: hop.address,
-            mint: hop.mint,
-            amount: hop.amount,
-            destination: hop.address,
-            lamports,
-        };
-        self.pay_out(swaps, custody, keys, (pool, book), payout, now).await
-    }
+    let chain = env.swaps.chain();
+    let rent = |len| chain.minimum_balance_for_rent_exemption(len);
+    let lamports = rent(token::ACCOUNT_LEN).await.map_err(chain_error)? + rent(0).await.map_err(chain_error)? + 4 * FEE;
+    let payout = Payout {
+        order_id: hop.shield_id.clone(),
+        wallet_id: hop.wallet_id.clone(),
+        holder: hop.address,
+        mint: hop.mint,
+        amount: hop.amount,
+        destination: hop.address,
+        lamports,
+    };
+    super::payout::pay_out(funds, env, pool, (head, book), payout).await
 }
 
 /// The intermediate key's payment of everything it holds to the destination.
-pub(super) async fn shield_deliver(swaps: &Swaps, hop: &Hop) -> Result<PrivacyAnswer, PrivacyError> {
+pub(super) async fn deliver(env: &Env<'_>, hop: &Hop) -> Result<PrivacyAnswer, FundsError> {
+    let swaps = env.swaps;
     let source = ata(&hop.address, &hop.mint);
     let held = swaps.chain().token_balance(&source).await.map_err(chain_error)?.unwrap_or(0);
     if held == 0 {
@@ -178,13 +152,13 @@ pub(super) async fn shield_deliver(swaps: &Swaps, hop: &Hop) -> Result<PrivacyAn
         associated_token::create_idempotent(&hop.address, &hop.destination, &hop.mint, &TOKEN_PROGRAM),
         token::transfer_checked(&source, &hop.mint, &to, &hop.address, held, decimals),
     ];
-    sign_as_hop(swaps, hop, &ixs, held).await
+    sign_as_hop(env, hop, &ixs, held).await
 }
 
 /// The intermediate key closes its (empty) token account, its rent to the pool, and sends the
 /// pool all its SOL but the fee.
-pub(super) async fn shield_close(swaps: &Swaps, hop: &Hop, pool: &Pool) -> Result<PrivacyAnswer, PrivacyError> {
-    let chain = swaps.chain();
+pub(super) async fn close(env: &Env<'_>, hop: &Hop, pool: &Pool) -> Result<PrivacyAnswer, FundsError> {
+    let chain = env.swaps.chain();
     let account = ata(&hop.address, &hop.mint);
     let mut ixs = Vec::new();
     match chain.token_balance(&account).await.map_err(chain_error)? {
@@ -199,16 +173,11 @@ pub(super) async fn shield_close(swaps: &Swaps, hop: &Hop, pool: &Pool) -> Resul
     if ixs.is_empty() {
         return Err(nothing("the intermediate key is empty"));
     }
-    sign_as_hop(swaps, hop, &ixs, lamports).await
+    sign_as_hop(env, hop, &ixs, lamports).await
 }
 
-async fn sign_as_hop(
-    swaps: &Swaps,
-    hop: &Hop,
-    ixs: &[Instruction],
-    amount: u64,
-) -> Result<PrivacyAnswer, PrivacyError> {
-    let blockhash = swaps.chain().latest_blockhash().await.map_err(chain_error)?;
+async fn sign_as_hop(env: &Env<'_>, hop: &Hop, ixs: &[Instruction], amount: u64) -> Result<PrivacyAnswer, FundsError> {
+    let blockhash = env.swaps.chain().latest_blockhash().await.map_err(chain_error)?;
     let message = Message::compile(&hop.address, ixs, blockhash.blockhash).map_err(|_| sealed())?;
     let mut tx = Transaction::new_unsigned(message);
     tx.sign(&[&hop.key]).map_err(|_| sealed())?;

@@ -1,0 +1,235 @@
+//! The freshness witness (DESIGN §13), run by the key holder: per mint the head of the pool's
+//! book lineage it acknowledged, moved only by compare and set on the parent, and on disk
+//! before any answer leaves. It adds no trust: the key holder already holds the KEK.
+//!
+//! - An append is taken only from an enclave key the key holder verified (its attestation).
+//! - The heads file is replaced whole: written to a temporary file, fsynced, renamed over the
+//!   old one, the directory fsynced; a crash leaves the old heads or the new ones.
+//! - Answers are signed by the provisioner key, which the enclave's measured configuration
+//!   names; requests and answers travel through the relay (`/tee/witness/…`), which can delay
+//!   them but not forge them.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use ed25519_dalek::SigningKey;
+use serde::{Deserialize, Serialize};
+use shared::witness::{AppendRequest, Head, WitnessAnswer};
+
+use crate::api::Client;
+use crate::error::ClientError;
+
+/// What the heads file holds.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct HeadsFile {
+    heads: BTreeMap<String, Head>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WitnessError {
+    #[error("the append request does not verify: {0}")]
+    BadRequest(shared::witness::WitnessError),
+    #[error("the request is signed by an enclave key this key holder has not verified")]
+    UnknownEnclave,
+    #[error("the heads file {0}: {1}")]
+    Io(PathBuf, std::io::Error),
+}
+
+pub struct Witness {
+    path: PathBuf,
+    key: SigningKey,
+    heads: Mutex<BTreeMap<String, Head>>,
+    /// ed25519 keys of enclaves whose attestation the key holder verified.
+    enclaves: Mutex<HashSet<[u8; 32]>>,
+}
+
+impl Witness {
+    /// The witness whose heads live in `path` (none yet if it does not exist), answering with
+    /// `key`, the provisioner key.
+    pub fn open(path: &Path, key: SigningKey) -> Result<Witness, ClientError> {
+        let heads = match std::fs::read(path) {
+            Ok(bytes) => {
+                serde_json::from_slice::<HeadsFile>(&bytes)
+                    .map_err(|e| ClientError::Secrets(format!("{}: not a witness heads file: {e}", path.display())))?
+                    .heads
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => return Err(ClientError::Secrets(format!("{}: {e}", path.display()))),
+        };
+        Ok(Witness { path: path.to_path_buf(), key, heads: Mutex::new(heads), enclaves: Mutex::new(HashSet::new()) })
+    }
+
+    /// Every mint's head, as a bundle carries them.
+    pub fn heads(&self) -> BTreeMap<String, Head> {
+        self.heads.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+
+    /// An enclave key whose attestation verified: its appends are taken.
+    pub fn trust(&self, enclave_key: [u8; 32]) {
+        if let Ok(mut keys) = self.enclaves.lock() {
+            keys.insert(enclave_key);
+        }
+    }
+
+    fn knows(&self, enclave_key: &[u8; 32]) -> bool {
+        self.enclaves.lock().is_ok_and(|k| k.contains(enclave_key))
+    }
+
+    /// Appends `request.next` if the mint's head is `request.parent` (durably, before
+    /// answering); answers with the head either way. Asked again, an appended request gets the
+    /// same answer.
+    pub fn answer(&self, request: &AppendRequest) -> Result<WitnessAnswer, WitnessError> {
+        let enclave = request.verify().map_err(WitnessError::BadRequest)?;
+        if !self.knows(&enclave) {
+            return Err(WitnessError::UnknownEnclave);
+        }
+        let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
+        let head = heads.get(&request.mint).cloned().unwrap_or_else(Head::genesis);
+        if head == request.parent {
+            let mut next = heads.clone();
+            next.insert(request.mint.clone(), request.next.clone());
+            self.persist(&next)?;
+            *heads = next;
+            return Ok(WitnessAnswer::signed(request, request.next.clone(), &self.key));
+        }
+        Ok(WitnessAnswer::signed(request, head, &self.key))
+    }
+
+    fn persist(&self, heads: &BTreeMap<String, Head>) -> Result<(), WitnessError> {
+        let io = |e| WitnessError::Io(self.path.clone(), e);
+        let text = serde_json::to_vec_pretty(&HeadsFile { heads: heads.clone() }).unwrap_or_default();
+        let temporary = self.path.with_extension("tmp");
+        let mut file = std::fs::File::create(&temporary).map_err(io)?;
+        file.write_all(&text).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(&temporary, &self.path).map_err(io)?;
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)
+    }
+}
+
+#[derive(Deserialize)]
+struct Appends {
+    appends: Vec<AppendRequest>,
+}
+
+/// How long one look for append requests may wait at the relay.
+const LONG_POLL_SECS: u64 = 20;
+
+impl Client {
+    /// Verifies every enclave the relay lists whose key the witness does not know yet, and
+    /// trusts the ones that pass.
+    async fn learn_enclaves(&self, witness: &Witness) {
+        let Ok(listing) = self.get::<serde_json::Value>("/tee/keys").await else { return };
+        let ids = listing["enclaves"].as_array().cloned().unwrap_or_default();
+        for id in ids.iter().filter(|e| e["healthy"] == true).filter_map(|e| e["keyId"].as_str()) {
+            let Some(key_id) = shared::receipt::decode_hex32(id) else { continue };
+            if let Ok((_, Some(key))) = self.attest_key(Some(key_id)).await {
+                witness.trust(key.enclave_public_key);
+            }
+        }
+    }
+
+    /// One round: the append requests waiting at the relay, answered.
+    pub async fn witness_round(&self, witness: &Witness) -> Result<usize, ClientError> {
+        let path = format!("/tee/witness/appends?waitSecs={LONG_POLL_SECS}");
+        let Appends { appends } = self.get(&path).await?;
+        if appends.iter().any(|r| r.verify().is_ok_and(|k| !witness.knows(&k))) {
+            self.learn_enclaves(witness).await;
+        }
+        let mut answers = Vec::new();
+        for request in &appends {
+            match witness.answer(request) {
+                Ok(answer) => answers.push(answer),
+                Err(e) => {
+                    tracing::warn!(mint = %request.mint, version = request.next.version, error = %e, "append not answered")
+                }
+            }
+        }
+        if !answers.is_empty() {
+            let response = self
+                .http
+                .post(format!("{}/tee/witness/answers", self.base))
+                .json(&serde_json::json!({ "answers": answers }))
+                .send()
+                .await
+                .map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
+            let _: serde_json::Value = self.read(response).await?;
+        }
+        Ok(answers.len())
+    }
+}
+
+/// The witness as a daemon: answers the relay's append requests until `stop` resolves.
+pub async fn serve(client: &Client, witness: &Witness, stop: impl std::future::Future<Output = ()>) {
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let round = tokio::select! {
+            _ = &mut stop => return,
+            round = client.witness_round(witness) => round,
+        };
+        match round {
+            Ok(n) if n > 0 => tracing::info!(answered = n, "witnessed book appends"),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot reach the relay's witness queue");
+                tokio::select! {
+                    _ = &mut stop => return,
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn witness(dir: &Path) -> Witness {
+        Witness::open(&dir.join("heads.json"), SigningKey::from_bytes(&[7; 32])).unwrap()
+    }
+
+    #[test]
+    fn appends_by_compare_and_set_and_keeps_heads_across_restarts() {
+        let dir = tempfile::tempdir().unwrap();
+        let enclave = SigningKey::from_bytes(&[1; 32]);
+        let w = witness(dir.path());
+        let first = AppendRequest::signed("m", Head::genesis(), Head::of(1, "a"), &enclave);
+        assert!(matches!(w.answer(&first), Err(WitnessError::UnknownEnclave)), "an unverified enclave");
+        w.trust(enclave.verifying_key().to_bytes());
+        let acked = w.answer(&first).unwrap();
+        assert!(acked.appended());
+        assert_eq!(w.answer(&first).unwrap(), acked, "asked again: the same answer");
+        // A sibling (another successor of the same parent) is refused with the head.
+        let sibling = AppendRequest::signed("m", Head::genesis(), Head::of(1, "b"), &enclave);
+        let refused = w.answer(&sibling).unwrap();
+        assert_eq!((refused.appended(), refused.head.clone()), (false, Head::of(1, "a")));
+        let second = AppendRequest::signed("m", Head::of(1, "a"), Head::of(2, "c"), &enclave);
+        assert!(w.answer(&second).unwrap().appended());
+        // The old answer cannot be turned into a newer one, and the heads survive a restart.
+        let again = witness(dir.path());
+        assert_eq!(again.heads(), [("m".to_string(), Head::of(2, "c"))].into());
+        again.trust(enclave.verifying_key().to_bytes());
+        assert!(!again.answer(&sibling).unwrap().appended());
+        let listed = [shared::address::Address(SigningKey::from_bytes(&[7; 32]).verifying_key().to_bytes())];
+        assert_eq!(acked.verify(&listed), Ok(()));
+    }
+
+    #[test]
+    fn a_tampered_request_is_not_answered_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let enclave = SigningKey::from_bytes(&[1; 32]);
+        let w = witness(dir.path());
+        w.trust(enclave.verifying_key().to_bytes());
+        let mut request = AppendRequest::signed("m", Head::genesis(), Head::of(1, "a"), &enclave);
+        request.next = Head::of(1, "relay's own book");
+        assert!(matches!(w.answer(&request), Err(WitnessError::BadRequest(_))));
+        assert!(w.heads().is_empty());
+        assert!(!dir.path().join("heads.json").exists(), "nothing written");
+    }
+}

@@ -1,0 +1,117 @@
+//! The pool's keys as sealed objects the relay stores: a wallet's key sealed with its id and
+//! owner, the pool key, and books. Only public halves leave.
+
+use ed25519_dalek::{SigningKey, VerifyingKey};
+use rand_core::OsRng;
+use serde::{Deserialize, Serialize};
+use shared::address::Address;
+use shared::privacy::NewWallet;
+use shared::wire::SealedObject;
+use zeroize::Zeroizing;
+
+use super::FundsError;
+use super::book::Book;
+use crate::custody::Custody;
+use crate::keys::SeedText;
+
+pub const WALLET_KIND: &str = "managed-wallet";
+pub const POOL_KIND: &str = "privacy-pool";
+pub const BOOK_KIND: &str = "privacy-book";
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WalletSecret {
+    seed: SeedText,
+    wallet_id: String,
+    owner_pubkey: Option<String>,
+}
+
+pub struct Wallet {
+    pub key: SigningKey,
+    pub address: Address,
+    pub id: String,
+    pub owner: Option<VerifyingKey>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PoolSecret {
+    seed: SeedText,
+}
+
+pub struct Pool {
+    pub key: SigningKey,
+    pub address: Address,
+}
+
+fn sealed() -> FundsError {
+    FundsError::Swap(crate::swap::SwapError::Sealed)
+}
+
+/// A new wallet key sealed with its id and owner.
+pub fn new_wallet(custody: &Custody, request: &NewWallet) -> Result<SealedObject, FundsError> {
+    shared::swap::parse_uuid(&request.wallet_id).ok_or(FundsError::BadBody("walletId"))?;
+    if let Some(owner) = &request.owner_pubkey {
+        Address::parse(owner).ok_or(FundsError::BadBody("ownerPubkey"))?;
+    }
+    let key = SigningKey::generate(&mut OsRng);
+    let secret = WalletSecret {
+        seed: SeedText::of(&key),
+        wallet_id: request.wallet_id.clone(),
+        owner_pubkey: request.owner_pubkey.clone(),
+    };
+    seal_key(custody, WALLET_KIND, &secret, &key)
+}
+
+/// A new pool key.
+pub fn new_pool(custody: &Custody) -> Result<SealedObject, FundsError> {
+    let key = SigningKey::generate(&mut OsRng);
+    seal_key(custody, POOL_KIND, &PoolSecret { seed: SeedText::of(&key) }, &key)
+}
+
+pub fn seal_key<T: Serialize>(
+    custody: &Custody,
+    kind: &str,
+    secret: &T,
+    key: &SigningKey,
+) -> Result<SealedObject, FundsError> {
+    let plaintext = Zeroizing::new(serde_json::to_vec(secret).map_err(|_| sealed())?);
+    let (id, blob) = custody.seal_new(kind, &plaintext).map_err(|_| sealed())?;
+    Ok(SealedObject {
+        id: hex::encode(id),
+        kind: kind.into(),
+        version: 1,
+        blob,
+        public_key: Some(Address(key.verifying_key().to_bytes()).to_string()),
+    })
+}
+
+pub fn open_wallet(custody: &Custody, blob: &str) -> Result<Wallet, FundsError> {
+    let (_, plaintext) = custody.open_kind(blob, WALLET_KIND).map_err(|_| sealed())?;
+    let secret: WalletSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
+    let key = secret.seed.key().ok_or_else(sealed)?;
+    let owner = match &secret.owner_pubkey {
+        Some(text) => {
+            let bytes = Address::parse(text).ok_or_else(sealed)?.0;
+            Some(VerifyingKey::from_bytes(&bytes).map_err(|_| sealed())?)
+        }
+        None => None,
+    };
+    Ok(Wallet { address: Address(key.verifying_key().to_bytes()), key, id: secret.wallet_id, owner })
+}
+
+pub fn open_pool(custody: &Custody, blob: &str) -> Result<Pool, FundsError> {
+    let (_, plaintext) = custody.open_kind(blob, POOL_KIND).map_err(|_| sealed())?;
+    let secret: PoolSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
+    let key = secret.seed.key().ok_or_else(sealed)?;
+    Ok(Pool { address: Address(key.verifying_key().to_bytes()), key })
+}
+
+pub fn open_book(custody: &Custody, blob: &str) -> Result<Book, FundsError> {
+    let (_, plaintext) = custody.open_kind(blob, BOOK_KIND).map_err(|_| sealed())?;
+    Book::from_plaintext(&plaintext).ok_or_else(sealed)
+}
+
+pub fn seal_book(custody: &Custody, book: &Book) -> Result<String, FundsError> {
+    Ok(custody.seal_new(BOOK_KIND, &book.to_plaintext()).map_err(|_| sealed())?.1)
+}

@@ -1,0 +1,288 @@
+//! Payouts from the pool and what the chain says of the pool's transactions: the debit and
+//! its payout, the replacement of a payout that can no longer land, deposits credited.
+
+use chain::Chain;
+use ed25519_dalek::Signer;
+use shared::address::Address;
+use shared::b64;
+use shared::privacy::{self, PrivacyAnswer, WithdrawalOrder};
+use shared::solana::programs::TOKEN_PROGRAM;
+use shared::solana::{Message, Transaction, associated_token, memo, system, token};
+use shared::witness::Head;
+
+use super::book::{Book, OpenOrder};
+use super::keys::Pool;
+use super::{Env, Funds, FundsError, chain_error, nothing, sealed};
+use crate::swap::SwapError;
+use crate::swap_check::ata;
+
+/// What the pool key must hold to pay a transaction's fee and, at most, one new token
+/// account's rent (2,039,280 lamports).
+pub const POOL_MIN_LAMPORTS: u64 = 2_100_000;
+
+/// A debit of `amount` from `holder`'s private balance, paid from the pool to `destination`.
+pub struct Payout {
+    pub order_id: String,
+    pub wallet_id: String,
+    pub holder: Address,
+    pub mint: Address,
+    pub amount: u64,
+    pub destination: Address,
+    /// Lamports the payout also gives the destination (a shield's intermediate key's fees).
+    pub lamports: u64,
+}
+
+struct SignedPayout {
+    transaction: String,
+    signature: String,
+    last_valid_block_height: u64,
+}
+
+/// The memo a payout carries: ties it to its order on chain, so a new payout is never signed
+/// for an order one already paid.
+fn order_memo(order_id: &str) -> String {
+    format!("svc-withdrawal:{order_id}")
+}
+
+/// The pool pays every fee and rent of its transactions.
+pub async fn check_pool_funded(env: &Env<'_>, pool: &Pool) -> Result<(), FundsError> {
+    if env.swaps.chain().balance(&pool.address).await.map_err(chain_error)? < POOL_MIN_LAMPORTS {
+        return Err(FundsError::PoolUnfunded(pool.address.to_string()));
+    }
+    Ok(())
+}
+
+/// Debits `p.holder`'s private balance into an open order and signs its payout and the order,
+/// in the successor of `head`.
+pub async fn pay_out(
+    funds: &Funds,
+    env: &Env<'_>,
+    pool: &Pool,
+    (head, mut book): (Head, Book),
+    p: Payout,
+) -> Result<PrivacyAnswer, FundsError> {
+    let held = funds.reconcile(env, pool, &mut book).await?;
+    if book.balance(&p.holder.to_string()) < p.amount {
+        return Err(super::BookError::Insufficient.into());
+    }
+    // A debit into an open order leaves what is owed unchanged: check before signing.
+    book.solvent(held)?;
+    funds.warm(env).await?;
+    let signed = sign_payout(env, pool, &p.mint, &p.order_id, &p.destination, p.amount, p.lamports).await?;
+    let mut order = WithdrawalOrder {
+        order_id: p.order_id.clone(),
+        wallet_id: p.wallet_id,
+        wallet: p.holder.to_string(),
+        mint: p.mint.to_string(),
+        amount: p.amount.to_string(),
+        destination: p.destination.to_string(),
+        book_version: head.version + 1,
+        payout_signature: signed.signature.clone(),
+        issued_at: env.now,
+        enclave_pubkey: b64::encode(env.keys.enclave_public()),
+        signature: String::new(),
+    };
+    order.signature = privacy::signature_text(&env.keys.signer().sign(&order.message()).to_bytes());
+    let open = OpenOrder {
+        amount: p.amount,
+        destination: p.destination.to_string(),
+        lamports: p.lamports,
+        payout_signature: signed.signature,
+        last_valid_block_height: signed.last_valid_block_height,
+        payout: signed.transaction,
+        order,
+    };
+    let released = released_payout(&open, &p.mint);
+    let left = book.debit(&p.holder.to_string(), p.amount, &p.order_id, open)?;
+    funds.propose(env, &head, book, PrivacyAnswer { balance: Some(left.to_string()), ..released })
+}
+
+/// What an open order gives out: its current payout and its order.
+fn released_payout(open: &OpenOrder, mint: &Address) -> PrivacyAnswer {
+    PrivacyAnswer {
+        transaction: Some(open.payout.clone()),
+        signature: Some(open.payout_signature.clone()),
+        last_valid_block_height: Some(open.last_valid_block_height),
+        mint: Some(mint.to_string()),
+        amount: Some(open.amount.to_string()),
+        order: Some(open.order.clone()),
+        ..Default::default()
+    }
+}
+
+/// The answer to a request whose order the head book holds already: the same order and its
+/// current payout, nothing debited again.
+pub fn answer_of(open: &OpenOrder, book: &Book, holder: &Address) -> PrivacyAnswer {
+    let mint = Address::parse(&book.mint).unwrap_or(Address([0; 32]));
+    PrivacyAnswer { balance: Some(book.balance(&holder.to_string()).to_string()), ..released_payout(open, &mint) }
+}
+
+/// The payout of `amount` from the pool to `destination`, carrying the order's memo; the
+/// pool pays the fee and, when needed, the destination's token account rent.
+async fn sign_payout(
+    env: &Env<'_>,
+    pool: &Pool,
+    mint: &Address,
+    order_id: &str,
+    destination: &Address,
+    amount: u64,
+    lamports: u64,
+) -> Result<SignedPayout, FundsError> {
+    check_pool_funded(env, pool).await?;
+    let chain = env.swaps.chain();
+    let decimals = env.swaps.decimals(mint).await?;
+    let mut ixs = vec![
+        associated_token::create_idempotent(&pool.address, destination, mint, &TOKEN_PROGRAM),
+        token::transfer_checked(
+            &ata(&pool.address, mint),
+            mint,
+            &ata(destination, mint),
+            &pool.address,
+            amount,
+            decimals,
+        ),
+        memo::memo(order_memo(order_id).as_bytes(), &[]),
+    ];
+    if lamports > 0 {
+        ixs.push(system::transfer(&pool.address, destination, lamports));
+    }
+    let blockhash = chain.latest_blockhash().await.map_err(chain_error)?;
+    let message = Message::compile(&pool.address, &ixs, blockhash.blockhash).map_err(|_| sealed())?;
+    let mut tx = Transaction::new_unsigned(message);
+    tx.sign(&[&pool.key]).map_err(|_| sealed())?;
+    Ok(SignedPayout {
+        signature: tx.id(),
+        transaction: b64::encode(tx.serialize()),
+        last_valid_block_height: blockhash.last_valid_block_height,
+    })
+}
+
+/// A new payout for an open order whose last one can no longer land, unless one of its
+/// payouts landed (its memo names the order), which closes the order instead.
+pub async fn settle(
+    funds: &Funds,
+    env: &Env<'_>,
+    pool: &Pool,
+    mint: &Address,
+    blob: &str,
+    order_id: &str,
+) -> Result<PrivacyAnswer, FundsError> {
+    let _mint = funds.lock(mint).await;
+    let (head, mut book) = funds.open_head(env, Some(blob), mint, pool)?;
+    let open = book.open_orders.get(order_id).cloned().ok_or(nothing("no open order with this id"))?;
+    let chain = env.swaps.chain();
+    let status = chain.signature_statuses(std::slice::from_ref(&open.payout_signature)).await.map_err(chain_error)?;
+    let height = chain.block_height().await.map_err(chain_error)?;
+    let destination = Address::parse(&open.destination).ok_or_else(sealed)?;
+    let confirmed =
+        |s: &chain::SignatureStatus| s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed);
+    let landed = match status.first().cloned().flatten() {
+        Some(s) if s.err.is_none() && confirmed(&s) => true,
+        Some(s) if s.err.is_none() => return Err(nothing("its payout can still land")),
+        // Failed on chain; an earlier payout of the order may still have paid it.
+        Some(_) => order_paid(env, &destination, mint, order_id).await?,
+        None if height <= open.last_valid_block_height => return Err(nothing("its payout can still land")),
+        None => order_paid(env, &destination, mint, order_id).await?,
+    };
+    if landed {
+        book.landed(&[order_id.to_string()], env.now);
+        let released =
+            PrivacyAnswer { mint: Some(mint.to_string()), amount: Some(open.amount.to_string()), ..Default::default() };
+        return funds.propose(env, &head, book, released);
+    }
+    funds.warm(env).await?;
+    let signed = sign_payout(env, pool, mint, order_id, &destination, open.amount, open.lamports).await?;
+    let open = OpenOrder {
+        payout_signature: signed.signature,
+        last_valid_block_height: signed.last_valid_block_height,
+        payout: signed.transaction,
+        ..open
+    };
+    let released = PrivacyAnswer { order: None, ..released_payout(&open, mint) };
+    book.open_orders.insert(order_id.to_string(), open);
+    funds.propose(env, &head, book, released)
+}
+
+/// Whether a landed transaction into the destination's token account carries the order's
+/// memo (the newest 100 are read: a destination is fresh, so its history is short).
+async fn order_paid(env: &Env<'_>, destination: &Address, mint: &Address, order_id: &str) -> Result<bool, FundsError> {
+    let chain = env.swaps.chain();
+    let memo = order_memo(order_id);
+    for info in chain.signatures_for_address(&ata(destination, mint), None, 100).await.map_err(chain_error)? {
+        if info.err.is_some() {
+            continue;
+        }
+        let Some(landed) = chain.transaction(&info.signature).await.map_err(chain_error)? else { continue };
+        let Ok(tx) = Transaction::parse(&landed.transaction) else { continue };
+        let has_memo = tx.message.instructions().iter().any(|ix| {
+            tx.message.program_id(ix) == Some(&shared::solana::programs::MEMO_PROGRAM) && ix.data == memo.as_bytes()
+        });
+        if has_memo {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The open orders whose payout landed (one batched status read). A payout the node has
+/// processed but not yet confirmed is waited for a moment: read in between, it would be owed
+/// by the book and already gone from the balance read next (a false `reserves_short`).
+pub async fn landed_orders(env: &Env<'_>, book: &Book) -> Result<Vec<String>, FundsError> {
+    if book.open_orders.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<String> = book.open_orders.keys().take(256).cloned().collect();
+    let signatures: Vec<String> = ids.iter().map(|id| book.open_orders[id].payout_signature.clone()).collect();
+    let confirmed =
+        |s: &chain::SignatureStatus| s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed);
+    let mut statuses = Vec::new();
+    for attempt in 0..PROCESSED_WAITS {
+        statuses = env.swaps.chain().signature_statuses(&signatures).await.map_err(chain_error)?;
+        let settling = statuses.iter().flatten().any(|s| s.err.is_none() && !confirmed(s));
+        if !settling || attempt + 1 == PROCESSED_WAITS {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    }
+    let landed = |s: &Option<chain::SignatureStatus>| s.as_ref().is_some_and(|s| s.err.is_none() && confirmed(s));
+    Ok(ids.into_iter().zip(statuses).filter(|(_, s)| landed(s)).map(|(id, _)| id).collect())
+}
+
+/// Status reads while a payout is processed but not confirmed (about a slot apart).
+const PROCESSED_WAITS: usize = 5;
+
+/// What a landed pool transaction moved from `from`'s token account into the pool's, as the
+/// chain recorded it.
+pub async fn deposited(
+    env: &Env<'_>,
+    pool: &Pool,
+    from: &Address,
+    mint: &Address,
+    signature: &str,
+) -> Result<u64, FundsError> {
+    let landed =
+        env.swaps.chain().transaction(signature).await.map_err(chain_error)?.ok_or(SwapError::FundingNotFound)?;
+    let meta = landed
+        .meta
+        .as_ref()
+        .filter(|m| m.err.is_none())
+        .ok_or(SwapError::NothingToDo("the encrypt transaction failed"))?;
+    let tx = Transaction::parse(&landed.transaction).map_err(|_| SwapError::Chain("unparseable transaction".into()))?;
+    if tx.message.fee_payer() != Some(&pool.address) {
+        return Err(nothing("that transaction is not a pool transaction"));
+    }
+    let delta = |account: &Address| {
+        let of = |list: &[chain::TokenBalance]| {
+            list.iter()
+                .find(|b| landed.account_keys.get(b.account_index) == Some(account) && b.mint == *mint)
+                .map_or(0i128, |b| i128::from(b.amount))
+        };
+        of(&meta.post_token_balances) - of(&meta.pre_token_balances)
+    };
+    let gained = delta(&ata(&pool.address, mint));
+    let lost = -delta(&ata(from, mint));
+    if gained <= 0 || lost != gained {
+        return Err(nothing("that transaction did not move this wallet's tokens into the pool"));
+    }
+    u64::try_from(gained).map_err(|_| sealed())
+}

@@ -1,0 +1,169 @@
+//! The relay's side of the freshness witness (DESIGN §13): it only carries messages. The key
+//! holder long-polls `GET /tee/witness/appends` for the enclave's append requests of stored
+//! book steps and posts its signed answers to `POST /tee/witness/answers`. Both messages are
+//! signed (by the enclave, by the witness), so the relay can delay or drop them, not forge
+//! them; it keeps an answer only when it is signed by a provisioner key an enclave behind it
+//! reports, so nobody else can fill a step's answer with noise.
+
+use std::collections::HashSet;
+use std::sync::RwLock;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Query, State};
+use serde::{Deserialize, Serialize};
+use shared::address::Address;
+use shared::witness::{AppendRequest, WitnessAnswer};
+use sqlx::Row;
+
+use crate::error::{ErrorBody, RelayError};
+use crate::state::App;
+use crate::store::StoreError;
+
+/// Longest a long poll waits.
+const MAX_WAIT_SECS: u64 = 30;
+
+#[derive(Default)]
+pub struct WitnessQueue {
+    /// A step was stored: wakes the key holder's long poll.
+    pub appended: tokio::sync::Notify,
+    /// An answer was stored: wakes the steps waiting for one.
+    pub answered: tokio::sync::Notify,
+    /// Provisioner keys the enclaves behind this relay reported.
+    witnesses: RwLock<HashSet<Address>>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Appends {
+    #[schema(value_type = Vec<Object>)]
+    pub appends: Vec<AppendRequest>,
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub struct Answers {
+    #[schema(value_type = Vec<Object>)]
+    pub answers: Vec<WitnessAnswer>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Stored {
+    /// Answers kept (each matched a waiting step).
+    pub stored: usize,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Wait {
+    wait_secs: Option<u64>,
+}
+
+async fn waiting(app: &App) -> Result<Vec<AppendRequest>, RelayError> {
+    let rows = sqlx::query(
+        "SELECT append_json FROM privacy_book_steps WHERE state = 'witnessing' AND answer_json IS NULL \
+         ORDER BY created_at LIMIT 64",
+    )
+    .fetch_all(app.store.pool())
+    .await
+    .map_err(StoreError::from)?;
+    rows.iter()
+        .map(|r| {
+            let text: String = r.try_get("append_json")?;
+            serde_json::from_str(&text).map_err(|_| sqlx::Error::Decode("append_json".into()))
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(RelayError::from)
+}
+
+#[utoipa::path(get, path = "/tee/witness/appends", tag = "enclave",
+    summary = "The enclave's book appends waiting for the freshness witness (the key holder long-polls this)",
+    params(("waitSecs" = Option<u64>, Query, description = "Wait up to this long (at most 30) for one")),
+    responses((status = 200, body = Appends), (status = "default", body = ErrorBody)))]
+pub async fn appends(State(app): State<App>, Query(wait): Query<Wait>) -> Result<Json<Appends>, RelayError> {
+    let wait = Duration::from_secs(wait.wait_secs.unwrap_or(0).min(MAX_WAIT_SECS));
+    let Some(agents) = app.agents.as_ref() else {
+        // No pool here: nothing will ever wait.
+        tokio::time::sleep(wait).await;
+        return Ok(Json(Appends { appends: Vec::new() }));
+    };
+    let notified = agents.witness.appended.notified();
+    let found = waiting(&app).await?;
+    if !found.is_empty() || wait.is_zero() {
+        return Ok(Json(Appends { appends: found }));
+    }
+    let _ = tokio::time::timeout(wait, notified).await;
+    Ok(Json(Appends { appends: waiting(&app).await? }))
+}
+
+#[utoipa::path(post, path = "/tee/witness/answers", tag = "enclave",
+    summary = "The freshness witness's signed answers to book appends",
+    request_body = Answers,
+    responses((status = 200, body = Stored), (status = 400, body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn answers(State(app): State<App>, body: axum::body::Body) -> Result<Json<Stored>, RelayError> {
+    let bytes = crate::body::read(body, crate::body::MAX_SMALL_BODY).await?;
+    let Answers { answers } = serde_json::from_slice(&bytes)
+        .map_err(|_| RelayError::BadRequest("body must be {\"answers\": [...]}".into()))?;
+    let agents = crate::agents_v1::agents(&app)?;
+    let mut stored = 0;
+    for answer in answers {
+        if !known_witness(&app, &agents.witness, &answer).await {
+            tracing::warn!(witness = %answer.witness, "an answer not signed by a witness of these enclaves");
+            continue;
+        }
+        if keep(&app, &answer).await? {
+            stored += 1;
+        }
+    }
+    if stored > 0 {
+        agents.witness.answered.notify_waiters();
+    }
+    Ok(Json(Stored { stored }))
+}
+
+/// Keeps `answer` on its step, if the step waits for one and the answer is to its request.
+async fn keep(app: &App, answer: &WitnessAnswer) -> Result<bool, RelayError> {
+    let row = sqlx::query("SELECT append_json FROM privacy_book_steps WHERE digest = $1 AND answer_json IS NULL")
+        .bind(&answer.next.digest)
+        .fetch_optional(app.store.pool())
+        .await
+        .map_err(StoreError::from)?;
+    let Some(row) = row else { return Ok(false) };
+    let text: String = row.try_get("append_json").map_err(StoreError::from)?;
+    let Ok(append) = serde_json::from_str::<AppendRequest>(&text) else { return Ok(false) };
+    if (&append.mint, &append.parent, &append.next, &append.enclave_pubkey)
+        != (&answer.mint, &answer.parent, &answer.next, &answer.requester)
+    {
+        return Ok(false);
+    }
+    let text = serde_json::to_string(answer).map_err(|_| RelayError::Internal)?;
+    let done = sqlx::query(
+        "UPDATE privacy_book_steps SET answer_json = $1, updated_at = $2 WHERE digest = $3 AND answer_json IS NULL",
+    )
+    .bind(text)
+    .bind(crate::unix_now())
+    .bind(&answer.next.digest)
+    .execute(app.store.pool())
+    .await
+    .map_err(StoreError::from)?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Whether the answer verifies under a provisioner key an enclave behind this relay reports
+/// (asked again when an unknown one signs).
+async fn known_witness(app: &App, queue: &WitnessQueue, answer: &WitnessAnswer) -> bool {
+    let listed = |queue: &WitnessQueue| -> Vec<Address> {
+        queue.witnesses.read().map(|w| w.iter().copied().collect()).unwrap_or_default()
+    };
+    if answer.verify(&listed(queue)).is_ok() {
+        return true;
+    }
+    for member in app.enclaves.members() {
+        let Ok(a) = member.client.get("/attestation").await else { continue };
+        let Ok(body) = serde_json::from_slice::<serde_json::Value>(&a.body) else { continue };
+        if let Some(key) = body["provisioning"]["provisionerKey"].as_str().and_then(Address::parse)
+            && let Ok(mut keys) = queue.witnesses.write()
+        {
+            keys.insert(key);
+        }
+    }
+    answer.verify(&listed(queue)).is_ok()
+}
