@@ -19,7 +19,8 @@ DEV_SEED=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 # Custody (docs/custody.md): a provisioner key the enclave's configuration lists, and the key
 # holder's secrets (a fresh KEK), encrypted at rest with the real age CLI to a fresh identity.
 command -v age >/dev/null || { apt-get update -qq && apt-get install -y -qq age >/dev/null; }
-rm -f "$RUN_DIR/provisioner.key" "$RUN_DIR/age-identity.txt" "$RUN_DIR/secrets.age"
+# The freshness witness's heads (DESIGN §13) belong to that KEK's books: a new KEK starts them over.
+rm -f "$RUN_DIR/provisioner.key" "$RUN_DIR/age-identity.txt" "$RUN_DIR/secrets.age" "$RUN_DIR/secrets.age.witness.json"
 PROVISIONER=$(target/debug/svc provisioner-key "$RUN_DIR/provisioner.key" 2>/dev/null)
 age-keygen -o "$RUN_DIR/age-identity.txt" 2>/dev/null
 KEK=$(python3 -c 'import base64, secrets; print(base64.b64encode(secrets.token_bytes(32)).decode())')

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use shared::address::Address;
+use shared::privacy::WalletCertificate;
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Message, Transaction, VersionedMessage, associated_token, token};
 use shared::wire::codes;
@@ -28,6 +29,8 @@ pub struct Created {
     pub webhook_secret: String,
     pub webhook_url: String,
     pub owner_pubkey: Option<String>,
+    /// The enclave's signed word on the id, address and owner; checked by [`Client::create_wallet`].
+    pub certificate: WalletCertificate,
 }
 
 /// `POST /agents/v1/wallets/{id}/fund-intent`.
@@ -70,10 +73,25 @@ impl Client {
         self.read(response).await
     }
 
-    /// Creates a wallet whose events go to `webhook_url`.
+    /// Creates a wallet whose events go to `webhook_url`, and checks the enclave's certificate
+    /// of it: signed by the attested enclave, for the address the relay answered and the owner
+    /// asked for (a relay could answer its own address, or drop the owner).
     pub async fn create_wallet(&self, webhook_url: &str, owner_pubkey: Option<&str>) -> Result<Created, ClientError> {
         let body = json!({"webhookUrl": webhook_url, "ownerPubkey": owner_pubkey});
-        self.send_with_key(reqwest::Method::POST, "/agents/v1/wallets", Some(body)).await
+        let created: Created = self.send_with_key(reqwest::Method::POST, "/agents/v1/wallets", Some(body)).await?;
+        check_certificate(&created.certificate, &created.wallet_id, Some(&created.priv_address), Some(owner_pubkey))?;
+        self.check_enclave_signer(&created.certificate.enclave_pubkey).await?;
+        Ok(created)
+    }
+
+    /// The wallet's certificate as the current enclave issues it, checked: signed by the
+    /// attested enclave, for this wallet id.
+    pub async fn wallet_certificate(&self, wallet_id: &str) -> Result<WalletCertificate, ClientError> {
+        let path = format!("/agents/v1/wallets/{}/certificate", seg(wallet_id));
+        let certificate: WalletCertificate = self.send_with_key(reqwest::Method::GET, &path, None).await?;
+        check_certificate(&certificate, wallet_id, None, None)?;
+        self.check_enclave_signer(&certificate.enclave_pubkey).await?;
+        Ok(certificate)
     }
 
     pub async fn fund_intent(
@@ -116,18 +134,25 @@ impl Client {
     /// the first got. After `request_predates_boot` (the enclave restarted before taking it),
     /// the same nonce is signed again with a new timestamp: it still names the same request.
     /// Without an owner nothing makes a repeat safe, so only `pool_warming_up` is waited out.
+    ///
+    /// Returns the answer and, with an owner, the id the enclave derives from the request
+    /// (wallet, owner, nonce): the order or session id the answer must name.
     async fn send_owner_signed<T: DeserializeOwned>(
         &self,
-        path: &str,
-        body: &Value,
+        wallet_id: &str,
+        (operation, body): (&str, &Value),
         owner: Option<&SigningKey>,
-    ) -> Result<T, ClientError> {
+    ) -> Result<(T, Option<String>), ClientError> {
+        let path = &format!("/agents/v1/wallets/{}/{operation}", seg(wallet_id));
         use rand_core::{OsRng, RngCore};
         self.enclave_key().await?;
         let bytes = serde_json::to_vec(body).map_err(|e| ClientError::Malformed(e.to_string()))?;
         let mut nonce = [0u8; 16];
         OsRng.fill_bytes(&mut nonce);
         let nonce = hex::encode(nonce);
+        let expected = owner.map(|key| {
+            shared::privacy::request_id(wallet_id, &Address(key.verifying_key().to_bytes()).to_string(), &nonce)
+        });
         let mut signed_at = crate::unix_now();
         let mut resigned = 0;
         loop {
@@ -147,9 +172,24 @@ impl Client {
                     tracing::info!(error = %e, "sending the same signed request again");
                     tokio::time::sleep(Duration::from_secs(2)).await;
                 }
-                other => return other,
+                other => return other.map(|answer| (answer, expected)),
             }
         }
+    }
+
+    /// A started session's answer, checked to name the session the enclave derived from the
+    /// owner's request.
+    async fn start_session(
+        &self,
+        wallet_id: &str,
+        request: (&str, &Value),
+        owner: Option<&SigningKey>,
+    ) -> Result<Value, ClientError> {
+        let (answer, expected): (Value, _) = self.send_owner_signed(wallet_id, request, owner).await?;
+        if expected.is_some_and(|id| answer["sessionId"].as_str() != Some(&id)) {
+            return Err(ClientError::Mismatch("the session is not the one this signed request names"));
+        }
+        Ok(answer)
     }
 
     async fn post_owner_signed<T: DeserializeOwned>(
@@ -185,8 +225,7 @@ impl Client {
         amount: &str,
         owner: Option<&SigningKey>,
     ) -> Result<Value, ClientError> {
-        let path = format!("/agents/v1/wallets/{}/encrypt", seg(wallet_id));
-        self.send_owner_signed(&path, &json!({"mint": mint, "amount": amount}), owner).await
+        self.start_session(wallet_id, ("encrypt", &json!({"mint": mint, "amount": amount})), owner).await
     }
 
     /// Swaps `amount` of `from_mint` from the wallet's public balance into `to_mint`, paid to
@@ -203,13 +242,12 @@ impl Client {
         slippage_bps: Option<u16>,
         owner: Option<&SigningKey>,
     ) -> Result<Value, ClientError> {
-        let path = format!("/agents/v1/wallets/{}/swap", seg(wallet_id));
         let mut body =
             json!({"fromMint": from_mint, "toMint": to_mint, "amount": amount, "destinationPubkey": destination});
         if let Some(bps) = slippage_bps {
             body["slippageBps"] = json!(bps);
         }
-        self.send_owner_signed(&path, &body, owner).await
+        self.start_session(wallet_id, ("swap", &body), owner).await
     }
 
     /// Shields `amount` of `mint` (one of its denominations) from the wallet's public balance
@@ -222,9 +260,8 @@ impl Client {
         destination: &str,
         owner: Option<&SigningKey>,
     ) -> Result<Value, ClientError> {
-        let path = format!("/agents/v1/wallets/{}/shield", seg(wallet_id));
         let body = json!({"mint": mint, "amount": amount, "destinationPubkey": destination});
-        self.send_owner_signed(&path, &body, owner).await
+        self.start_session(wallet_id, ("shield", &body), owner).await
     }
 
     /// Pays `amount` of `mint` out of the private balance to `destination`; the answer's order
@@ -237,10 +274,13 @@ impl Client {
         destination: &str,
         owner: Option<&SigningKey>,
     ) -> Result<Withdrawn, ClientError> {
-        let path = format!("/agents/v1/wallets/{}/withdraw", seg(wallet_id));
         let body = json!({"mint": mint, "amount": amount, "destinationPubkey": destination});
-        let answer: Withdrawn = self.send_owner_signed(&path, &body, owner).await?;
+        let (answer, expected): (Withdrawn, _) = self.send_owner_signed(wallet_id, ("withdraw", &body), owner).await?;
         let o = &answer.order;
+        // The order id derives from the owner's key and nonce: it is this request's order.
+        if expected.is_some_and(|id| o.order_id != id) {
+            return Err(ClientError::Mismatch("the withdrawal order is not the one this signed request names"));
+        }
         if o.verify().is_err()
             || o.signature != answer.queue_signature
             || o.payout_signature != answer.callback_signature
@@ -282,6 +322,54 @@ impl Client {
     /// The wallet's webhook events and delivery attempts.
     pub async fn wallet_webhooks(&self, wallet_id: &str) -> Result<Value, ClientError> {
         self.send_with_key(reqwest::Method::GET, &format!("/agents/v1/wallets/{}/webhooks", seg(wallet_id)), None).await
+    }
+}
+
+/// Checks a wallet certificate's signature (not yet its signer: the caller compares that with
+/// the attested key) and that it is for `wallet_id`, `address` and `owner` (each when given;
+/// `Some(None)`: no owner).
+pub fn check_certificate(
+    certificate: &WalletCertificate,
+    wallet_id: &str,
+    address: Option<&str>,
+    owner: Option<Option<&str>>,
+) -> Result<(), ClientError> {
+    if certificate.verify().is_err() {
+        return Err(ClientError::Mismatch("the wallet certificate does not verify"));
+    }
+    if certificate.wallet_id != wallet_id || address.is_some_and(|a| a != certificate.address) {
+        return Err(ClientError::Mismatch("the wallet certificate is for another wallet or address"));
+    }
+    if owner.is_some_and(|o| certificate.owner_pubkey.as_deref() != o) {
+        return Err(ClientError::Mismatch("the certificate names another owner"));
+    }
+    Ok(())
+}
+
+/// Verified wallet certificates kept on disk (`svc`'s state directory), one file per wallet:
+/// what `svc wallet fund` compares the relay's answers with.
+pub struct Certificates {
+    dir: std::path::PathBuf,
+}
+
+impl Certificates {
+    pub fn new(dir: std::path::PathBuf) -> Self {
+        Certificates { dir }
+    }
+
+    fn path(&self, wallet_id: &str) -> std::path::PathBuf {
+        self.dir.join(format!("{}.json", seg(wallet_id)))
+    }
+
+    pub fn save(&self, certificate: &WalletCertificate) -> Result<(), ClientError> {
+        let io = |e: std::io::Error| ClientError::Secrets(format!("{}: {e}", self.dir.display()));
+        std::fs::create_dir_all(&self.dir).map_err(io)?;
+        let text = serde_json::to_vec_pretty(certificate).map_err(|e| ClientError::Malformed(e.to_string()))?;
+        std::fs::write(self.path(&certificate.wallet_id), text).map_err(io)
+    }
+
+    pub fn load(&self, wallet_id: &str) -> Option<WalletCertificate> {
+        serde_json::from_slice(&std::fs::read(self.path(wallet_id)).ok()?).ok()
     }
 }
 
@@ -406,6 +494,41 @@ mod tests {
             token_account: associated_token::address(to, mint, &TOKEN_PROGRAM).to_string(),
             last_valid_block_height: 1,
         }
+    }
+
+    /// A relay that answers create with its own address, drops the owner, or hands another
+    /// wallet's certificate: each is caught before anything is funded.
+    #[test]
+    fn a_wallet_certificate_must_name_what_was_asked() {
+        use ed25519_dalek::Signer;
+        let enclave = SigningKey::from_bytes(&[4; 32]);
+        let (owner, address) = (Address([5; 32]).to_string(), Address([6; 32]).to_string());
+        let certify = |owner: Option<&str>| {
+            let mut c = WalletCertificate {
+                wallet_id: "w1".into(),
+                address: address.clone(),
+                owner_pubkey: owner.map(str::to_string),
+                enclave_pubkey: shared::b64::encode(enclave.verifying_key().to_bytes()),
+                signature: String::new(),
+            };
+            c.signature = shared::privacy::signature_text(&enclave.sign(&c.message()).to_bytes());
+            c
+        };
+        let good = certify(Some(&owner));
+        assert!(check_certificate(&good, "w1", Some(&address), Some(Some(&owner))).is_ok());
+        let relays_address = Address([7; 32]).to_string();
+        let rows: [(&str, WalletCertificate, &str, &str, Option<&str>); 4] = [
+            ("the relay's own address answered", good.clone(), "w1", &relays_address, Some(&owner)),
+            ("the owner dropped", certify(None), "w1", &address, Some(&owner)),
+            ("another wallet's certificate", good.clone(), "w2", &address, Some(&owner)),
+            ("the owner key swapped", good.clone(), "w1", &address, Some(&relays_address)),
+        ];
+        for (name, certificate, id, answered, asked) in rows {
+            assert!(check_certificate(&certificate, id, Some(answered), Some(asked)).is_err(), "{name}");
+        }
+        let mut forged = good;
+        forged.address = relays_address.clone();
+        assert!(check_certificate(&forged, "w1", Some(&relays_address), None).is_err(), "a changed field");
     }
 
     #[test]

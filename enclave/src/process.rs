@@ -153,9 +153,12 @@ impl Enclave {
     }
 
     /// A new managed-wallet key, sealed with its id and owner.
-    pub fn new_wallet(&self, request: &shared::privacy::NewWallet) -> Result<shared::wire::SealedObject, ProcessError> {
+    pub fn new_wallet(
+        &self,
+        request: &shared::privacy::NewWallet,
+    ) -> Result<shared::privacy::CreatedWallet, ProcessError> {
         self.swaps()?;
-        Ok(crate::funds::new_wallet(&self.custody, request)?)
+        Ok(crate::funds::new_wallet(&self.custody, &self.keys, request)?)
     }
 
     /// The pool's key (the relay asks once and keeps the sealed object).

@@ -23,6 +23,7 @@ const OWNER_DOMAIN: &str = "svc-owner-request:v1";
 const ORDER_DOMAIN: &str = "svc-withdrawal-order:v1";
 const RESERVES_DOMAIN: &str = "svc-reserves:v1";
 const REQUEST_DOMAIN: &str = "svc-request-id:v1";
+const CERTIFICATE_DOMAIN: &str = "svc-wallet-certificate:v1";
 
 /// What an owner signs: the method, the path, the body's sha256 (hex), the timestamp (unix
 /// seconds) and a single-use nonce, one per line after a domain line.
@@ -59,6 +60,48 @@ pub struct WalletRequest {
     pub auth: Option<OwnerAuth>,
 }
 
+/// The enclave's word on a managed wallet, signed by its attested key (DESIGN §13): the address
+/// whose key it sealed with this wallet id and this owner (or none). A client checks it before
+/// it funds an address the relay named, or trusts an owner the relay echoed. Any boot can issue
+/// it again from the sealed wallet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WalletCertificate {
+    pub wallet_id: String,
+    /// The wallet's address (`privAddress`).
+    pub address: String,
+    /// The owner key sealed with it (base58), or null: then nothing but the account's API key
+    /// guards its funds.
+    pub owner_pubkey: Option<String>,
+    /// base64 of the enclave's ed25519 key (the one its attestation binds).
+    pub enclave_pubkey: String,
+    /// base58 of the enclave's signature over [`WalletCertificate::message`].
+    pub signature: String,
+}
+
+impl WalletCertificate {
+    pub fn message(&self) -> Vec<u8> {
+        let owner = self.owner_pubkey.as_deref().unwrap_or("-");
+        format!("{CERTIFICATE_DOMAIN}\n{}\n{}\n{owner}\n{}", self.wallet_id, self.address, self.enclave_pubkey)
+            .into_bytes()
+    }
+
+    #[cfg(feature = "swap-client")]
+    pub fn verify(&self) -> Result<(), SignedDocError> {
+        Address::parse(&self.address).ok_or(SignedDocError::Malformed("address"))?;
+        verify_by(&self.enclave_pubkey, &self.signature, &self.message())
+    }
+}
+
+/// The enclave's answer to `POST /wallets`: the sealed key and its certificate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreatedWallet {
+    pub object: crate::wire::SealedObject,
+    pub certificate: WalletCertificate,
+}
+
 /// `POST /wallets` of the enclave: a new wallet key sealed with its id and owner.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -81,6 +124,8 @@ pub enum PrivacyRequest {
     Withdraw { request: WalletRequest, pool: String, book: Option<String> },
     /// The wallet's private balance of the book's mint.
     Balance { wallet: String, book: String },
+    /// The wallet's certificate, issued again by this boot from the sealed wallet.
+    Certificate { wallet: String },
     /// The statement of reserves of one mint.
     Reserves { pool: String, book: Option<String>, mint: String },
     /// A withdrawal whose payout failed on chain or expired unseen: a new payout for the same
@@ -164,6 +209,9 @@ pub struct PrivacyAnswer {
     /// The owner request's id ([`request_id`]; random without an owner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// A wallet's certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<WalletCertificate>,
     /// A book step's request to the freshness witness to append `book` (what the step gives
     /// out waits for its answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]

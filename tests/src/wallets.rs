@@ -114,18 +114,24 @@ pub fn signed(key: &SigningKey, path: &str, body: &str, timestamp: u64, nonce: &
 
 /// `svc --json ARGS` against the stack, verifying the dev enclave; its JSON.
 pub fn svc(w: &SwapWorld, args: &[&str]) -> Value {
+    let out = svc_output(w, args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "svc {args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("svc {args:?}: not JSON: {stdout}"))
+}
+
+/// `svc --json ARGS` as it ran (its state directory the stack's), whatever its exit.
+pub fn svc_output(w: &SwapWorld, args: &[&str]) -> std::process::Output {
     let measurements = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../measurements/dev.json");
-    let out = std::process::Command::new(crate::binary("svc"))
+    std::process::Command::new(crate::binary("svc"))
         .args(["--json", "--relay", &w.stack.relay_url, "--api-key", API_KEY, "--measurements"])
         .arg(measurements)
         .arg("--dev-root")
         .arg(w.stack.dev_root_pem_path())
+        .env("SVC_STATE_DIR", w.stack.dir.path().join("svc-state"))
         .args(args)
         .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "svc {args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("svc {args:?}: not JSON: {stdout}"))
+        .unwrap()
 }
 
 /// `(status, error code)` of an answer.

@@ -17,7 +17,7 @@ use std::time::Duration;
 use chain::{Chain, Commitment, Confirmation};
 use e2e::host::{Host, owner_request, proposal, refusal, withdrawal, witnessed};
 use e2e::swaps::SwapWorld;
-use e2e::wallets::{WAIT, now, owned_wallet, settle};
+use e2e::wallets::{WAIT, now, owned_wallet, settle, svc, svc_output};
 use e2e::{chain::address_of, chain::new_key};
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
@@ -401,5 +401,90 @@ async fn a_lost_answer_resent_moves_nothing_twice() {
     assert_eq!(
         (status, kept["operation"].as_str(), &kept["answer"]["order"]),
         (200, Some("withdraw"), &first.1["order"])
+    );
+}
+
+/// The relay names its own address as the wallet, then swaps in a wallet the host had the
+/// enclave make under the same id without the owner: `svc wallet fund` compares the address
+/// with the one the enclave certified at create and refuses before the payer signs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_substituted_wallet_address_is_refused_before_any_funds_move() {
+    let (w, hook, host) = world(None, 0).await;
+    let usdc = w.usdc.to_string();
+    let owner = address_of(&new_key()).to_string();
+    let created = svc(&w, &["wallet", "create", "--webhook-url", &hook, "--owner-pubkey", &owner]);
+    let id = created["walletId"].as_str().unwrap().to_string();
+    assert_eq!(created["certificate"]["ownerPubkey"], owner.as_str());
+    let payer = w.payer(e2e::swaps::SOL, 5 * USDC).await;
+    let key_file = payer.key_file.to_string_lossy().to_string();
+    let fund = |w: &SwapWorld| {
+        svc_output(
+            w,
+            &[
+                "wallet",
+                "fund",
+                &id,
+                "--mint",
+                &usdc,
+                "--amount",
+                "1000000",
+                "--payer-key",
+                &key_file,
+                "--rpc-url",
+                &w.chain.rpc_url,
+            ],
+        )
+    };
+    // The relay's own address.
+    let relays = address_of(&new_key());
+    sqlx::query("UPDATE wallets SET address = $1 WHERE id = $2")
+        .bind(relays.to_string())
+        .bind(&id)
+        .execute(&host.db)
+        .await
+        .unwrap();
+    let out = tokio::task::block_in_place(|| fund(&w));
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("the enclave certified"), "{out:?}");
+    // A wallet without the owner, made by the enclave under the same id, swapped in.
+    let request = shared::privacy::NewWallet { wallet_id: id.clone(), owner_pubkey: None };
+    let made: Value = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/wallets", w.stack.enclave_port))
+        .json(&request)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let object = &made["object"];
+    sqlx::query("INSERT INTO sealed_objects (id, kind, version, blob, public_key, created_at, updated_at) VALUES ($1, $2, 1, $3, $4, 0, 0)")
+        .bind(object["id"].as_str().unwrap())
+        .bind(object["kind"].as_str().unwrap())
+        .bind(object["blob"].as_str().unwrap())
+        .bind(object["publicKey"].as_str().unwrap())
+        .execute(&host.db)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE wallets SET address = $1, object_id = $2, owner_pubkey = NULL WHERE id = $3")
+        .bind(object["publicKey"].as_str().unwrap())
+        .bind(object["id"].as_str().unwrap())
+        .bind(&id)
+        .execute(&host.db)
+        .await
+        .unwrap();
+    let out = tokio::task::block_in_place(|| fund(&w));
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("the enclave certified"), "{out:?}");
+    // Asked again, the enclave certifies what the relay swapped in: no owner.
+    let certificate = w.client().wallet_certificate(&id).await.unwrap();
+    assert_eq!((certificate.owner_pubkey, certificate.address.as_str()), (None, object["publicKey"].as_str().unwrap()));
+    let substitute = Address::parse(object["publicKey"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        (
+            w.balance(&payer.address, &w.usdc).await,
+            w.balance(&relays, &w.usdc).await,
+            w.balance(&substitute, &w.usdc).await
+        ),
+        (5 * USDC, 0, 0),
+        "nothing moved"
     );
 }

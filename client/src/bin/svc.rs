@@ -317,6 +317,18 @@ impl TrustArgs {
     }
 }
 
+/// What `svc` keeps across runs (verified wallet certificates): `$SVC_STATE_DIR`, else
+/// `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`.
+fn state_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SVC_STATE_DIR") {
+        return PathBuf::from(dir);
+    }
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("state")));
+    base.unwrap_or_else(|| PathBuf::from(".")).join("svc")
+}
+
 /// `$XDG_CACHE_HOME/svc/collateral`, or `~/.cache/svc/collateral`.
 fn collateral_cache_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
@@ -483,10 +495,13 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Wallet { command } => {
             // Fund-moving requests go only to an enclave that passes verification; withdrawal
-            // orders and statements of reserves are checked against its attested key.
+            // orders, statements of reserves and wallet certificates are checked against its
+            // attested key.
             let needs_attestation = matches!(
                 command,
-                wallet_cmd::WalletCommand::Withdraw { .. }
+                wallet_cmd::WalletCommand::Create { .. }
+                    | wallet_cmd::WalletCommand::Fund { .. }
+                    | wallet_cmd::WalletCommand::Withdraw { .. }
                     | wallet_cmd::WalletCommand::Reserves { .. }
                     | wallet_cmd::WalletCommand::Encrypt { .. }
                     | wallet_cmd::WalletCommand::Swap { .. }

@@ -1,18 +1,19 @@
 //! The pool's keys as sealed objects the relay stores: a wallet's key sealed with its id and
 //! owner, the pool key, and books. Only public halves leave.
 
+use ed25519_dalek::Signer;
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use rand_core::OsRng;
 use serde::{Deserialize, Serialize};
 use shared::address::Address;
-use shared::privacy::NewWallet;
+use shared::privacy::{CreatedWallet, NewWallet, WalletCertificate, signature_text};
 use shared::wire::SealedObject;
 use zeroize::Zeroizing;
 
 use super::FundsError;
 use super::book::Book;
 use crate::custody::Custody;
-use crate::keys::SeedText;
+use crate::keys::{EnclaveKeys, SeedText};
 
 pub const WALLET_KIND: &str = "managed-wallet";
 pub const POOL_KIND: &str = "privacy-pool";
@@ -48,8 +49,8 @@ fn sealed() -> FundsError {
     FundsError::Swap(crate::swap::SwapError::Sealed)
 }
 
-/// A new wallet key sealed with its id and owner.
-pub fn new_wallet(custody: &Custody, request: &NewWallet) -> Result<SealedObject, FundsError> {
+/// A new wallet key sealed with its id and owner, and its certificate.
+pub fn new_wallet(custody: &Custody, keys: &EnclaveKeys, request: &NewWallet) -> Result<CreatedWallet, FundsError> {
     shared::swap::parse_uuid(&request.wallet_id).ok_or(FundsError::BadBody("walletId"))?;
     if let Some(owner) = &request.owner_pubkey {
         Address::parse(owner).ok_or(FundsError::BadBody("ownerPubkey"))?;
@@ -60,7 +61,22 @@ pub fn new_wallet(custody: &Custody, request: &NewWallet) -> Result<SealedObject
         wallet_id: request.wallet_id.clone(),
         owner_pubkey: request.owner_pubkey.clone(),
     };
-    seal_key(custody, WALLET_KIND, &secret, &key)
+    let object = seal_key(custody, WALLET_KIND, &secret, &key)?;
+    let wallet = open_wallet(custody, &object.blob)?;
+    Ok(CreatedWallet { object, certificate: certificate(&wallet, keys) })
+}
+
+/// What this boot signs of a sealed wallet: its id, address and owner.
+pub fn certificate(wallet: &Wallet, keys: &EnclaveKeys) -> WalletCertificate {
+    let mut certificate = WalletCertificate {
+        wallet_id: wallet.id.clone(),
+        address: wallet.address.to_string(),
+        owner_pubkey: wallet.owner.map(|o| Address(o.to_bytes()).to_string()),
+        enclave_pubkey: shared::b64::encode(keys.enclave_public()),
+        signature: String::new(),
+    };
+    certificate.signature = signature_text(&keys.signer().sign(&certificate.message()).to_bytes());
+    certificate
 }
 
 /// A new pool key.

@@ -251,6 +251,10 @@ impl Funds {
                 payout::settle(self, env, &pool, &mint, &book, &order_id).await
             }
             R::Witnessed { book, answer } => self.witnessed(env, book.as_deref(), &answer).await,
+            R::Certificate { wallet } => {
+                let wallet = open_wallet(env.custody, &wallet)?;
+                Ok(PrivacyAnswer { certificate: Some(keys::certificate(&wallet, env.keys)), ..Default::default() })
+            }
             R::Balance { wallet, book } => {
                 let wallet = open_wallet(env.custody, &wallet)?;
                 let opened = keys::open_book(env.custody, &book)?;

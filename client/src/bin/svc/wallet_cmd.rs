@@ -127,10 +127,16 @@ pub enum WalletCommand {
     },
 }
 
+/// The wallet certificates `svc` verified, in its state directory.
+fn certificates() -> client::wallets::Certificates {
+    client::wallets::Certificates::new(super::state_dir().join("wallets"))
+}
+
 pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u8, Failure> {
     match command {
         WalletCommand::Create { webhook_url, owner_pubkey } => {
             let created = client.create_wallet(&webhook_url, owner_pubkey.as_deref()).await?;
+            certificates().save(&created.certificate)?;
             if json {
                 print_json(&created);
             } else {
@@ -151,6 +157,21 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
                 && *expected != intent.to
             {
                 return Err(Failure(1, format!("the relay named {} as the wallet, not {expected}", intent.to)));
+            }
+            // The address the enclave certified for this wallet (kept at create, else asked of
+            // the attested enclave now): the relay's word alone could name its own.
+            let certificate = match certificates().load(&wallet_id) {
+                Some(kept) => kept,
+                None => client.wallet_certificate(&wallet_id).await?,
+            };
+            if certificate.address != intent.to {
+                return Err(Failure(
+                    1,
+                    format!(
+                        "the relay named {} as the wallet; the enclave certified {}",
+                        intent.to, certificate.address
+                    ),
+                ));
             }
             let tx = client::wallets::check_intent(&intent, &payer_address, &mint_address, amount, decimals)?;
             let signature = client::wallets::sign_and_send(&chain, tx, &payer, intent.last_valid_block_height).await?;

@@ -42,6 +42,7 @@ pub fn routes() -> Router<App> {
         .route("/agents/v1/wallets/{id}/audit", get(routes::audit))
         .route("/agents/v1/wallets/{id}/webhooks", get(routes::deliveries))
         .route("/agents/v1/wallets/{id}/requests/{nonce}", get(requests::get))
+        .route("/agents/v1/wallets/{id}/certificate", get(routes::certificate))
         .route("/tee/witness/appends", get(witness::appends))
         .route("/tee/witness/answers", post(witness::answers))
 }

@@ -38,6 +38,10 @@ pub struct WalletCreated {
     pub webhook_secret: String,
     pub webhook_url: String,
     pub owner_pubkey: Option<String>,
+    /// The enclave's signed word on `walletId`, `privAddress` and `ownerPubkey`: check it
+    /// against the attested enclave key before funding the address (docs/wallets.md).
+    #[schema(value_type = Object)]
+    pub certificate: shared::privacy::WalletCertificate,
 }
 
 /// Fund-intent response (contract §4.3).
@@ -158,10 +162,18 @@ pub async fn create(
     // The enclave seals the key with the wallet id and owner: it checks owner signatures
     // against what it sealed, never against what a relay says.
     let request = shared::privacy::NewWallet { wallet_id: wallet_id.clone(), owner_pubkey: owner_pubkey.clone() };
-    let object: shared::wire::SealedObject = crate::enclaves::objects::ask(&app.enclaves, "/wallets", &request).await?;
-    crate::enclaves::objects::insert(&app.store, &object, crate::unix_now()).await?;
+    let created: shared::privacy::CreatedWallet =
+        crate::enclaves::objects::ask(&app.enclaves, "/wallets", &request).await?;
+    let (object, certificate) = (created.object, created.certificate);
     let address =
         object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a wallet key came back without its public key"))?;
+    if certificate.verify().is_err()
+        || (&certificate.wallet_id, &certificate.address, &certificate.owner_pubkey)
+            != (&wallet_id, &address, &owner_pubkey)
+    {
+        return Err(RelayError::EnclaveAnswer("the enclave's wallet certificate is not this wallet's"));
+    }
+    crate::enclaves::objects::insert(&app.store, &object, crate::unix_now()).await?;
     let wallet = Wallet {
         id: wallet_id,
         key_id,
@@ -193,8 +205,28 @@ pub async fn create(
             webhook_secret: wallet.webhook_secret,
             webhook_url,
             owner_pubkey,
+            certificate,
         }),
     ))
+}
+
+#[utoipa::path(get, path = "/agents/v1/wallets/{id}/certificate", tag = "agents",
+    summary = "The enclave's signed certificate of the wallet (id, address, owner), issued again by the current enclave",
+    security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
+    responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+              (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
+pub async fn certificate(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<shared::privacy::WalletCertificate>, RelayError> {
+    let key_id = caller(&app, &headers).await?;
+    let wallet = owned(&app, &key_id, &id).await?;
+    let object = crate::enclaves::objects::load(&app.store, &wallet.object_id).await?.ok_or(RelayError::Internal)?;
+    let request = shared::privacy::PrivacyRequest::Certificate { wallet: object.blob };
+    let answer: shared::privacy::PrivacyAnswer =
+        crate::enclaves::objects::ask(&app.enclaves, "/privacy/step", &request).await?;
+    answer.certificate.map(Json).ok_or(RelayError::EnclaveAnswer("a certificate answer without its certificate"))
 }
 
 #[utoipa::path(post, path = "/agents/v1/wallets/{id}/fund-intent", tag = "agents",
@@ -655,7 +687,7 @@ pub async fn withdraw(
     let (withdrawal, landed) = super::private::withdraw(&app, &wallet, request, kept).await?;
     Ok(Json(WalletWithdrawn {
         queue_signature: withdrawal.order.signature.clone(),
-        callback_signature: withdrawal.payout.signature,
+        callback_signature: withdrawal.order.payout_signature.clone(),
         status: if landed { "landed" } else { "pending" },
         order: withdrawal.order,
     }))
