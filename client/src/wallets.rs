@@ -110,10 +110,29 @@ impl Client {
         .await
     }
 
-    /// `{balances: [{mint, state, raw}]}`.
+    /// `{balances: [{mint, state, raw, statement}]}`. With an attestation policy, every
+    /// `encrypted` entry must carry the enclave's statement of it: signed by the attested
+    /// enclave, for this wallet and mint, saying `raw` (a relay could say any number).
     pub async fn wallet_balance(&self, wallet_id: &str, mints: &[String]) -> Result<Value, ClientError> {
         let path = format!("/agents/v1/wallets/{}/balance?mints={}", seg(wallet_id), mints.join(","));
-        self.send_with_key(reqwest::Method::GET, &path, None).await
+        let answer: Value = self.send_with_key(reqwest::Method::GET, &path, None).await?;
+        if self.attest_options.is_none() {
+            return Ok(answer);
+        }
+        let entries = answer["balances"].as_array().cloned().unwrap_or_default();
+        for entry in entries.iter().filter(|e| e["state"] == "encrypted") {
+            let statement: shared::privacy::BalanceStatement = serde_json::from_value(entry["statement"].clone())
+                .map_err(|_| ClientError::Mismatch("a private balance without the enclave's statement"))?;
+            if statement.verify().is_err()
+                || statement.wallet_id != wallet_id
+                || entry["mint"].as_str() != Some(&statement.mint)
+                || entry["raw"].as_str() != Some(&statement.balance)
+            {
+                return Err(ClientError::Mismatch("a private balance is not what the enclave signed"));
+            }
+            self.check_enclave_signer(&statement.enclave_pubkey).await?;
+        }
+        Ok(answer)
     }
 
     /// One page of the audit log, newest first.

@@ -81,7 +81,7 @@ async fn public_key(State(enclave): State<Arc<Enclave>>) -> Json<PublicKeyRespon
 /// signed by the enclave key that the binding quote covers.
 async fn attestation(State(enclave): State<Arc<Enclave>>, RawQuery(query): RawQuery) -> Response {
     let mut response = enclave.attestation.public.clone();
-    response.provisioning = enclave.custody.state();
+    response.provisioning = enclave.provisioning_state();
     match shared::freshness::nonce_from_query(query.as_deref()) {
         None => Json(response).into_response(),
         Some(Err(())) => {

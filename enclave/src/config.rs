@@ -40,6 +40,10 @@ pub struct EnclaveConfig {
     /// ed25519 keys (base58) whose signed secrets bundles this enclave accepts (DESIGN §10).
     /// Measured, so the relay and the host cannot add one.
     pub provisioners: Vec<String>,
+    /// ed25519 keys (base58) of the freshness witness (DESIGN §13): its answers move the pool's
+    /// book heads, and a bundle carries heads only when one of these signed it. Exactly one
+    /// witness may run; empty: the provisioners (a single key holder is the witness).
+    pub witnesses: Vec<String>,
     /// Resolvers written to `/etc/resolv.conf` at boot inside the image (measured).
     pub dns_servers: Vec<std::net::IpAddr>,
     /// One-shot private swaps (DESIGN §11): the chain and the router this enclave trusts.
@@ -68,6 +72,7 @@ impl Default for EnclaveConfig {
             models: HashMap::new(),
             tools: Default::default(),
             provisioners: Vec::new(),
+            witnesses: Vec::new(),
             dns_servers: Vec::new(),
             swaps: None,
             #[cfg(feature = "dev-quotes")]
@@ -95,6 +100,7 @@ impl EnclaveConfig {
         };
         config.program_id()?;
         config.provisioners()?;
+        config.witnesses()?;
         config.listen_address()?;
         if config.max_concurrent_requests == 0 {
             return Err(ConfigError::Invalid("maxConcurrentRequests must be at least 1".into()));
@@ -122,6 +128,20 @@ impl EnclaveConfig {
             .map(|k| {
                 Address::parse(k)
                     .ok_or_else(|| ConfigError::Invalid(format!("provisioner `{k}` is not base58 of 32 bytes")))
+            })
+            .collect()
+    }
+
+    /// The freshness witness's keys: `witnesses`, else the provisioners.
+    pub fn witnesses(&self) -> Result<Vec<Address>, ConfigError> {
+        if self.witnesses.is_empty() {
+            return self.provisioners();
+        }
+        self.witnesses
+            .iter()
+            .map(|k| {
+                Address::parse(k)
+                    .ok_or_else(|| ConfigError::Invalid(format!("witness `{k}` is not base58 of 32 bytes")))
             })
             .collect()
     }

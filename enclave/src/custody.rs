@@ -78,12 +78,6 @@ impl Custody {
         Custody { provisioners, held: RwLock::new(None) }
     }
 
-    /// The provisioner keys of the measured configuration: they sign bundles and, as the
-    /// freshness witness, its answers.
-    pub fn provisioners(&self) -> &[Address] {
-        &self.provisioners
-    }
-
     pub fn held(&self) -> Option<Arc<Provisioned>> {
         self.held.read().ok().and_then(|h| h.clone())
     }
@@ -95,6 +89,7 @@ impl Custody {
                 provisioned: true,
                 bundle_version: Some(p.version),
                 provisioner_key: Some(p.provisioner.to_string()),
+                witness_keys: Vec::new(),
             },
         }
     }

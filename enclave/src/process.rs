@@ -107,6 +107,7 @@ impl Enclave {
             swaps_config: config.swaps.clone(),
             funds: Funds::new(
                 config.swaps.as_ref().map_or(crate::funds::DEFAULT_QUIET_BLOCKS, |s| s.payout_quiet_blocks),
+                config.witnesses()?,
             ),
         })
     }
@@ -114,7 +115,7 @@ impl Enclave {
     /// Installs a secrets bundle (DESIGN §10) and gives the tools its credentials.
     pub fn provision(&self, request: &ProvisionRequest) -> Result<ProvisioningState, ProcessError> {
         let held = self.custody.provision(&request.encrypted_bundle, &self.keys)?;
-        self.funds.provisioned(held.issued_at, &held.heads);
+        self.funds.provisioned(&held);
         let tools = Arc::new(ToolSet::private(&self.tools_config, Some(&held.credentials)));
         *self.tools.write().map_err(|_| ProcessError::Internal)? = tools;
         if let Some(config) = &self.swaps_config {
@@ -126,7 +127,12 @@ impl Enclave {
             *self.swaps.write().map_err(|_| ProcessError::Internal)? = Some(Arc::new(swaps));
         }
         tracing::info!(version = held.version, provisioner = %held.provisioner, "provisioned");
-        Ok(self.custody.state())
+        Ok(self.provisioning_state())
+    }
+
+    /// What the enclave says of its custody: the bundle it holds and the witness it heeds.
+    pub fn provisioning_state(&self) -> ProvisioningState {
+        ProvisioningState { witness_keys: self.funds.witness_keys(), ..self.custody.state() }
     }
 
     fn tools(&self) -> Result<Arc<ToolSet>, ProcessError> {

@@ -61,6 +61,22 @@ fn default_timeout_secs() -> u64 {
     20
 }
 
+/// An upstream the enclave may trust for the chain or the router: https, or plain http to a
+/// literal loopback address (a node on the same host, in development). Anything else could be
+/// answered by whoever sits on the path, the host included (DESIGN §13).
+fn tls_or_loopback(url: &str) -> bool {
+    if url.starts_with("https://") {
+        return true;
+    }
+    let Some(rest) = url.strip_prefix("http://") else { return false };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SwapError {
     #[error("swaps are not configured in this enclave")]
@@ -111,6 +127,13 @@ fn chain_error(e: chain::ChainError) -> SwapError {
 impl Swaps {
     /// `router_key`: the router's API key from the secrets bundle, if any.
     pub fn new(config: &SwapsConfig, router_key: Option<String>, program_id: Address) -> Result<Self, String> {
+        for (name, url) in [("swaps.rpcUrl", &config.rpc_url), ("swaps.routerUrl", &config.router_url)] {
+            if !tls_or_loopback(url) {
+                return Err(format!(
+                    "{name}: the chain and the router are reached over https (plain http only to a literal loopback address)"
+                ));
+            }
+        }
         let timeout = Duration::from_secs(config.timeout_secs.max(1));
         let tls = || Some(agent::tools::web_pki_tls());
         let chain = match config.rpc_url.starts_with("https://") {
@@ -373,5 +396,25 @@ fn malformed_field(e: &shared::swap::SwapError) -> &'static str {
     match e {
         shared::swap::SwapError::Malformed(field) => field,
         shared::swap::SwapError::BadSignature => "signature",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn upstreams_are_tls_or_literal_loopback() {
+        let rows = [
+            ("https://api.mainnet-beta.solana.com", true),
+            ("http://127.0.0.1:8899", true),
+            ("http://127.9.9.9/rpc", true),
+            ("http://[::1]:8899", true),
+            ("http://localhost:8899", false),
+            ("http://10.0.2.2:8899", false),
+            ("http://127.0.0.1.evil.example:80", false),
+            ("ftp://127.0.0.1", false),
+        ];
+        for (url, ok) in rows {
+            assert_eq!(super::tls_or_loopback(url), ok, "{url}");
+        }
     }
 }

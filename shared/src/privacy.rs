@@ -21,7 +21,8 @@ pub const MAX_NONCE_LEN: usize = 64;
 
 const OWNER_DOMAIN: &str = "svc-owner-request:v1";
 const ORDER_DOMAIN: &str = "svc-withdrawal-order:v1";
-const RESERVES_DOMAIN: &str = "svc-reserves:v1";
+const RESERVES_DOMAIN: &str = "svc-reserves:v2";
+const BALANCE_DOMAIN: &str = "svc-balance:v1";
 const REQUEST_DOMAIN: &str = "svc-request-id:v1";
 const CERTIFICATE_DOMAIN: &str = "svc-wallet-certificate:v1";
 
@@ -122,8 +123,8 @@ pub enum PrivacyRequest {
     EncryptCredit { wallet: String, pool: String, book: Option<String>, mint: String, signature: String },
     /// Debits `{mint, amount, destinationPubkey}` and signs the payout from the pool.
     Withdraw { request: WalletRequest, pool: String, book: Option<String> },
-    /// The wallet's private balance of the book's mint.
-    Balance { wallet: String, book: String },
+    /// The wallet's private balance of `mint` in its head book (none before the first), signed.
+    Balance { wallet: String, book: Option<String>, mint: String },
     /// The wallet's certificate, issued again by this boot from the sealed wallet.
     Certificate { wallet: String },
     /// The statement of reserves of one mint.
@@ -212,6 +213,9 @@ pub struct PrivacyAnswer {
     /// A wallet's certificate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certificate: Option<WalletCertificate>,
+    /// A wallet's private balance, signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance_statement: Option<BalanceStatement>,
     /// A book step's request to the freshness witness to append `book` (what the step gives
     /// out waits for its answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -293,6 +297,41 @@ impl WithdrawalOrder {
     }
 }
 
+/// A wallet's private balance of one mint, as the enclave read it from the mint's witnessed
+/// head book, signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BalanceStatement {
+    pub wallet_id: String,
+    /// The wallet's address.
+    pub wallet: String,
+    pub mint: String,
+    /// Base units.
+    pub balance: String,
+    pub book_version: u64,
+    pub book_digest: String,
+    pub issued_at: u64,
+    pub enclave_pubkey: String,
+    pub signature: String,
+}
+
+impl BalanceStatement {
+    pub fn message(&self) -> Vec<u8> {
+        let s = self;
+        format!(
+            "{BALANCE_DOMAIN}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
+            s.wallet_id, s.wallet, s.mint, s.balance, s.book_version, s.book_digest, s.issued_at
+        )
+        .into_bytes()
+    }
+
+    #[cfg(feature = "swap-client")]
+    pub fn verify(&self) -> Result<(), SignedDocError> {
+        verify_by(&self.enclave_pubkey, &self.signature, &self.message())
+    }
+}
+
 /// Per mint: what the pool holds on chain against what the book owes, signed by the enclave
 /// that read both. Solvent when `liabilities <= poolBalance`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -304,11 +343,15 @@ pub struct ReservesStatement {
     pub pool_token_account: String,
     /// Base units the pool's token account held at `blockHeight`.
     pub pool_balance: String,
-    /// The sum of private balances in the book.
+    /// What the book owes: its private balances and the withdrawals whose payout has not
+    /// been seen landed.
     pub liabilities: String,
     /// Wallets with a non-zero private balance.
     pub wallets: u64,
+    /// The book it was read from: the mint's head the freshness witness acknowledged (its
+    /// version and the hex sha256 of its sealed blob).
     pub book_version: u64,
+    pub book_digest: String,
     pub block_height: u64,
     pub issued_at: u64,
     pub enclave_pubkey: String,
@@ -319,7 +362,7 @@ impl ReservesStatement {
     pub fn message(&self) -> Vec<u8> {
         let s = self;
         format!(
-            "{RESERVES_DOMAIN}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
+            "{RESERVES_DOMAIN}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}",
             s.mint,
             s.pool,
             s.pool_token_account,
@@ -327,6 +370,7 @@ impl ReservesStatement {
             s.liabilities,
             s.wallets,
             s.book_version,
+            s.book_digest,
             s.block_height,
             s.issued_at
         )
@@ -409,6 +453,7 @@ mod tests {
             liabilities: "9".into(),
             wallets: 1,
             book_version: 1,
+            book_digest: String::new(),
             block_height: 1,
             issued_at: 1,
             enclave_pubkey: String::new(),

@@ -78,6 +78,9 @@ pub struct ProvisioningState {
     /// The provisioner key that signed the bundle, base58.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisioner_key: Option<String>,
+    /// The freshness witness's keys of the measured configuration (DESIGN §13), base58.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witness_keys: Vec<String>,
 }
 
 /// `POST /tee/provision` (and the enclave's `/provision`): a signed secrets bundle sealed to

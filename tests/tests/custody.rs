@@ -114,7 +114,11 @@ async fn svc_provision_releases_the_bundle_and_tools_get_its_credentials() {
     }
     let f = fixture().await;
     let dir = f.stack.dir.path();
-    assert_eq!(attestation(&f.stack).await["provisioning"], json!({"provisioned": false}));
+    // Not provisioned; the witness it heeds (its measured configuration's) is named.
+    assert_eq!(
+        attestation(&f.stack).await["provisioning"],
+        json!({"provisioned": false, "witnessKeys": [e2e::provisioner_public()]})
+    );
 
     // Unprovisioned: the tool that needs a credential says so, and the stand-in sees nothing.
     let out = guest(&f.stack).agent_private("search please", None).await.unwrap();

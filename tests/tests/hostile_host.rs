@@ -243,7 +243,7 @@ async fn an_old_book_or_a_captured_request_after_a_restart_is_refused() {
     assert_eq!(refusal(&host.step(port, &steal(None, "none")).await), (409, "book_rollback".into()));
     let reserves = PrivacyRequest::Reserves { pool: pool.clone(), book: Some(old.clone()), mint: usdc.clone() };
     assert_eq!(refusal(&host.step(port, &reserves).await), (409, "book_rollback".into()));
-    let balance = PrivacyRequest::Balance { wallet: wallet.clone(), book: old.clone() };
+    let balance = PrivacyRequest::Balance { wallet: wallet.clone(), book: Some(old.clone()), mint: usdc.clone() };
     assert_eq!(refusal(&host.step(port, &balance).await), (409, "book_rollback".into()));
     // The captured request, replayed to the new boot with the book it was carried out on.
     let replay = PrivacyRequest::Withdraw { request: captured, pool: pool.clone(), book: Some(old) };

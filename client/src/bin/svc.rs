@@ -501,6 +501,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 command,
                 wallet_cmd::WalletCommand::Create { .. }
                     | wallet_cmd::WalletCommand::Fund { .. }
+                    | wallet_cmd::WalletCommand::Balance { .. }
                     | wallet_cmd::WalletCommand::Withdraw { .. }
                     | wallet_cmd::WalletCommand::Reserves { .. }
                     | wallet_cmd::WalletCommand::Encrypt { .. }

@@ -54,6 +54,8 @@ pub struct OpenOrder {
     pub lamports: u64,
     pub payout_signature: String,
     pub last_valid_block_height: u64,
+    /// A slot before the order's first payout was signed: none of its payouts is older.
+    pub since_slot: u64,
     /// The signed payout (base64) and the signed order, given again to a retried request.
     pub payout: String,
     pub order: WithdrawalOrder,
@@ -168,6 +170,7 @@ mod tests {
             lamports: 0,
             payout_signature: "p".into(),
             last_valid_block_height: 9,
+            since_slot: 1,
             payout: "tx".into(),
             order: WithdrawalOrder {
                 order_id: "o".into(),

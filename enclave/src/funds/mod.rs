@@ -26,7 +26,7 @@ mod payout;
 mod shield;
 mod wallet_tx;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -36,7 +36,9 @@ use rand_core::{OsRng, RngCore};
 use serde_json::Value;
 use shared::address::Address;
 use shared::b64;
-use shared::privacy::{self, PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest};
+use shared::privacy::{
+    self, BalanceStatement, PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest,
+};
 use shared::witness::{AppendRequest, Head, WitnessAnswer, WitnessError};
 
 pub use book::{Book, BookError, OpenOrder};
@@ -154,6 +156,8 @@ struct Admitted {
 
 pub struct Funds {
     quiet_blocks: u64,
+    /// The freshness witness's keys (measured configuration).
+    witnesses: Vec<Address>,
     lineage: Lineage,
     nonces: Nonces,
     /// Per mint, held from opening a book to sealing its successor.
@@ -165,9 +169,10 @@ pub struct Funds {
 }
 
 impl Funds {
-    pub fn new(quiet_blocks: u64) -> Self {
+    pub fn new(quiet_blocks: u64, witnesses: Vec<Address>) -> Self {
         Funds {
             quiet_blocks,
+            witnesses,
             lineage: Lineage::default(),
             nonces: Nonces::default(),
             locks: Mutex::new(HashMap::new()),
@@ -176,10 +181,19 @@ impl Funds {
         }
     }
 
-    /// What a secrets bundle tells the pool: the witness's heads and the key holder's clock.
-    pub fn provisioned(&self, issued_at: u64, heads: &BTreeMap<String, Head>) {
-        self.floor.fetch_max(issued_at, Ordering::SeqCst);
-        self.lineage.install(heads);
+    /// What a secrets bundle tells the pool: the key holder's clock, and the witness's heads
+    /// when the witness signed it (heads from another key holder could be stale; an enclave
+    /// without them learns the head from the witness's first answer).
+    pub fn provisioned(&self, bundle: &crate::custody::Provisioned) {
+        self.floor.fetch_max(bundle.issued_at, Ordering::SeqCst);
+        if self.witnesses.contains(&bundle.provisioner) {
+            self.lineage.install(&bundle.heads);
+        }
+    }
+
+    /// The freshness witness's keys, base58.
+    pub fn witness_keys(&self) -> Vec<String> {
+        self.witnesses.iter().map(Address::to_string).collect()
     }
 
     /// The enclave's clock, never behind the bundle's `issuedAt`.
@@ -255,12 +269,35 @@ impl Funds {
                 let wallet = open_wallet(env.custody, &wallet)?;
                 Ok(PrivacyAnswer { certificate: Some(keys::certificate(&wallet, env.keys)), ..Default::default() })
             }
-            R::Balance { wallet, book } => {
+            R::Balance { wallet, book, mint } => {
                 let wallet = open_wallet(env.custody, &wallet)?;
-                let opened = keys::open_book(env.custody, &book)?;
-                self.lineage.opens(&opened.mint, Some(&book)).ok_or(FundsError::BookRollback)?;
-                let held = opened.balance(&wallet.address.to_string());
-                Ok(PrivacyAnswer { mint: Some(opened.mint), balance: Some(held.to_string()), ..Default::default() })
+                let head = self.lineage.opens(&mint, book.as_deref()).ok_or(FundsError::BookRollback)?;
+                let opened = match &book {
+                    Some(blob) => keys::open_book(env.custody, blob)?,
+                    None => Book::genesis(&mint, ""),
+                };
+                if opened.mint != mint {
+                    return Err(sealed());
+                }
+                let held = opened.balance(&wallet.address.to_string()).to_string();
+                let mut statement = BalanceStatement {
+                    wallet_id: wallet.id,
+                    wallet: wallet.address.to_string(),
+                    mint: opened.mint.clone(),
+                    balance: held.clone(),
+                    book_version: head.version,
+                    book_digest: head.digest,
+                    issued_at: env.now,
+                    enclave_pubkey: b64::encode(env.keys.enclave_public()),
+                    signature: String::new(),
+                };
+                statement.signature = privacy::signature_text(&env.keys.signer().sign(&statement.message()).to_bytes());
+                Ok(PrivacyAnswer {
+                    mint: Some(opened.mint),
+                    balance: Some(held),
+                    balance_statement: Some(statement),
+                    ..Default::default()
+                })
             }
             R::Reserves { pool, book, mint } => {
                 let pool = open_pool(env.custody, &pool)?;
@@ -380,7 +417,7 @@ impl Funds {
         blob: Option<&str>,
         answer: &WitnessAnswer,
     ) -> Result<PrivacyAnswer, FundsError> {
-        answer.verify(env.custody.provisioners())?;
+        answer.verify(&self.witnesses)?;
         let mint = Address::parse(&answer.mint).ok_or(FundsError::BadBody("mint"))?;
         let _mint = self.lock(&mint).await;
         if !answer.appended() {
@@ -502,6 +539,7 @@ async fn statement(
         liabilities: book.liabilities().to_string(),
         wallets: book.balances.values().filter(|v| **v > 0).count() as u64,
         book_version: head.version,
+        book_digest: head.digest.clone(),
         block_height: height,
         issued_at: env.now,
         enclave_pubkey: b64::encode(env.keys.enclave_public()),

@@ -68,6 +68,7 @@ pub async fn pay_out(
     // A debit into an open order leaves what is owed unchanged: check before signing.
     book.solvent(held)?;
     funds.warm(env).await?;
+    let since_slot = env.swaps.chain().slot().await.map_err(chain_error)?;
     let signed = sign_payout(env, pool, &p.mint, &p.order_id, &p.destination, p.amount, p.lamports).await?;
     let mut order = WithdrawalOrder {
         order_id: p.order_id.clone(),
@@ -89,6 +90,7 @@ pub async fn pay_out(
         lamports: p.lamports,
         payout_signature: signed.signature,
         last_valid_block_height: signed.last_valid_block_height,
+        since_slot,
         payout: signed.transaction,
         order,
     };
@@ -180,9 +182,9 @@ pub async fn settle(
         Some(s) if s.err.is_none() && confirmed(&s) => true,
         Some(s) if s.err.is_none() => return Err(nothing("its payout can still land")),
         // Failed on chain; an earlier payout of the order may still have paid it.
-        Some(_) => order_paid(env, &destination, mint, order_id).await?,
+        Some(_) => order_paid(env, pool, (&destination, mint), order_id, open.since_slot).await?,
         None if height <= open.last_valid_block_height => return Err(nothing("its payout can still land")),
-        None => order_paid(env, &destination, mint, order_id).await?,
+        None => order_paid(env, pool, (&destination, mint), order_id, open.since_slot).await?,
     };
     if landed {
         book.landed(&[order_id.to_string()], env.now);
@@ -203,26 +205,53 @@ pub async fn settle(
     funds.propose(env, &head, book, released)
 }
 
-/// Whether a landed transaction into the destination's token account carries the order's
-/// memo (the newest 100 are read: a destination is fresh, so its history is short).
-async fn order_paid(env: &Env<'_>, destination: &Address, mint: &Address, order_id: &str) -> Result<bool, FundsError> {
+/// Whether a payout of the order landed: a transaction into the destination's token account
+/// since `since_slot`, paid by the pool (only this enclave signs for it) and carrying the
+/// order's memo. Every one since that slot is read, newest first; a history too long to read
+/// (a destination flooded with transfers) fails closed: no new payout is signed.
+async fn order_paid(
+    env: &Env<'_>,
+    pool: &Pool,
+    (destination, mint): (&Address, &Address),
+    order_id: &str,
+    since_slot: u64,
+) -> Result<bool, FundsError> {
     let chain = env.swaps.chain();
     let memo = order_memo(order_id);
-    for info in chain.signatures_for_address(&ata(destination, mint), None, 100).await.map_err(chain_error)? {
-        if info.err.is_some() {
-            continue;
+    let account = ata(destination, mint);
+    let mut before: Option<String> = None;
+    for _ in 0..ORDER_HISTORY_PAGES {
+        let page = chain.signatures_for_address(&account, before.as_deref(), 1000).await.map_err(chain_error)?;
+        for info in &page {
+            if info.slot < since_slot {
+                return Ok(false);
+            }
+            // A node that reports memos lets most transfers be passed over unread.
+            if info.err.is_some() || info.memo.as_deref().is_some_and(|m| !m.contains(&memo)) {
+                continue;
+            }
+            let Some(landed) = chain.transaction(&info.signature).await.map_err(chain_error)? else { continue };
+            let paid_by_pool = Transaction::parse(&landed.transaction).is_ok_and(|tx| {
+                tx.message.fee_payer() == Some(&pool.address)
+                    && tx.message.instructions().iter().any(|ix| {
+                        tx.message.program_id(ix) == Some(&shared::solana::programs::MEMO_PROGRAM)
+                            && ix.data == memo.as_bytes()
+                    })
+            });
+            if paid_by_pool && landed.meta.as_ref().is_some_and(|m| m.err.is_none()) {
+                return Ok(true);
+            }
         }
-        let Some(landed) = chain.transaction(&info.signature).await.map_err(chain_error)? else { continue };
-        let Ok(tx) = Transaction::parse(&landed.transaction) else { continue };
-        let has_memo = tx.message.instructions().iter().any(|ix| {
-            tx.message.program_id(ix) == Some(&shared::solana::programs::MEMO_PROGRAM) && ix.data == memo.as_bytes()
-        });
-        if has_memo {
-            return Ok(true);
+        match page.last() {
+            Some(last) if page.len() == 1000 => before = Some(last.signature.clone()),
+            _ => return Ok(false),
         }
     }
-    Ok(false)
+    Err(nothing("the destination's history since the order is too long to read; its payout is not signed again"))
 }
+
+/// Pages of 1,000 signatures `order_paid` reads at most.
+const ORDER_HISTORY_PAGES: usize = 20;
 
 /// The open orders whose payout landed (one batched status read). A payout the node has
 /// processed but not yet confirmed is waited for a moment: read in between, it would be owed

@@ -4,7 +4,9 @@
 //! ZK pool) would implement the same operations.
 
 use serde_json::json;
-use shared::privacy::{PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest, WithdrawalOrder};
+use shared::privacy::{
+    BalanceStatement, PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest, WithdrawalOrder,
+};
 use shared::swap::OpenedSession;
 use shared::wire::{SealedObject, codes};
 use sqlx::Row;
@@ -77,9 +79,13 @@ pub trait PrivacyBackend {
     /// same order, recorded on its row before it is sent; None when the order turned out paid
     /// (the row is then marked landed).
     async fn repay(&self, mint: &str, order_id: &str) -> Result<Option<SignedTx>, RelayError>;
-    /// The wallet's private balance of each mint (0 where it has none); None where the enclave
-    /// did not answer.
-    async fn private_balances(&self, wallet: &Wallet, mints: &[String]) -> Result<Vec<Option<u64>>, RelayError>;
+    /// The wallet's private balance of each mint (0 where it has none), signed by the enclave;
+    /// None where the enclave did not answer.
+    async fn private_balances(
+        &self,
+        wallet: &Wallet,
+        mints: &[String],
+    ) -> Result<Vec<Option<BalanceStatement>>, RelayError>;
     /// A signed statement of what the back end holds and owes in `mint`.
     async fn reserves(&self, mint: &str) -> Result<ReservesStatement, RelayError>;
 }
@@ -345,21 +351,19 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         answer.transaction.is_some().then(|| signed(&answer)).transpose()
     }
 
-    async fn private_balances(&self, wallet: &Wallet, mints: &[String]) -> Result<Vec<Option<u64>>, RelayError> {
-        // The wallet's sealed key is read once, and only if some mint has a book.
-        let mut wallet_blob = None;
+    async fn private_balances(
+        &self,
+        wallet: &Wallet,
+        mints: &[String],
+    ) -> Result<Vec<Option<BalanceStatement>>, RelayError> {
+        let wallet_blob = self.blob(&wallet.object_id).await?;
         let mut balances = Vec::with_capacity(mints.len());
         for mint in mints {
-            let Some(book) = book(self.store, mint).await? else {
-                balances.push(Some(0));
-                continue;
-            };
-            if wallet_blob.is_none() {
-                wallet_blob = Some(self.blob(&wallet.object_id).await?);
-            }
-            let wallet = wallet_blob.clone().unwrap_or_default();
-            let answer = self.step(&PrivacyRequest::Balance { wallet, book: book.blob }).await;
-            balances.push(answer.ok().and_then(|a| a.balance).and_then(|b| b.parse().ok()));
+            let book = book(self.store, mint).await?.map(|b| b.blob);
+            let request = PrivacyRequest::Balance { wallet: wallet_blob.clone(), book, mint: mint.clone() };
+            let statement = self.step(&request).await.ok().and_then(|a| a.balance_statement);
+            let ours = |s: &BalanceStatement| s.verify().is_ok() && s.wallet == wallet.address && s.mint == *mint;
+            balances.push(statement.filter(ours));
         }
         Ok(balances)
     }

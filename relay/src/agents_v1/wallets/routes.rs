@@ -68,6 +68,11 @@ pub struct WalletBalance {
     /// chain did not answer). Each mint asked gets its `encrypted` entry, then its `public` one.
     pub state: &'static str,
     pub raw: Option<String>,
+    /// On an `encrypted` entry: the enclave's signed statement of that balance, read from the
+    /// mint's witnessed head book (docs/wallets.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub statement: Option<shared::privacy::BalanceStatement>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -319,10 +324,16 @@ pub async fn balance(
     let mut balances = Vec::with_capacity(2 * mints.len());
     for (mint, private) in mints.iter().zip(private) {
         let state = if private.is_some() { "encrypted" } else { "unknown" };
-        balances.push(WalletBalance { mint: mint.to_string(), state, raw: private.map(|r| r.to_string()) });
+        let raw = private.as_ref().map(|s| s.balance.clone());
+        balances.push(WalletBalance { mint: mint.to_string(), state, raw, statement: private });
         let raw = fund::public_balance(&agents.chain, &owner, mint).await;
         let state = if raw.is_some() { "public" } else { "unknown" };
-        balances.push(WalletBalance { mint: mint.to_string(), state, raw: raw.map(|r| r.to_string()) });
+        balances.push(WalletBalance {
+            mint: mint.to_string(),
+            state,
+            raw: raw.map(|r| r.to_string()),
+            statement: None,
+        });
     }
     Ok(Json(WalletBalances { balances }))
 }

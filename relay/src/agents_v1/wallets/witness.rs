@@ -2,7 +2,7 @@
 //! holder long-polls `GET /tee/witness/appends` for the enclave's append requests of stored
 //! book steps and posts its signed answers to `POST /tee/witness/answers`. Both messages are
 //! signed (by the enclave, by the witness), so the relay can delay or drop them, not forge
-//! them; it keeps an answer only when it is signed by a provisioner key an enclave behind it
+//! them; it keeps an answer only when it is signed by a witness key an enclave behind it
 //! reports, so nobody else can fill a step's answer with noise.
 
 use std::collections::HashSet;
@@ -29,7 +29,7 @@ pub struct WitnessQueue {
     pub appended: tokio::sync::Notify,
     /// An answer was stored: wakes the steps waiting for one.
     pub answered: tokio::sync::Notify,
-    /// Provisioner keys the enclaves behind this relay reported.
+    /// Witness keys the enclaves behind this relay reported.
     witnesses: RwLock<HashSet<Address>>,
 }
 
@@ -147,8 +147,8 @@ async fn keep(app: &App, answer: &WitnessAnswer) -> Result<bool, RelayError> {
     Ok(done.rows_affected() == 1)
 }
 
-/// Whether the answer verifies under a provisioner key an enclave behind this relay reports
-/// (asked again when an unknown one signs).
+/// Whether the answer verifies under a witness key an enclave behind this relay reports from
+/// its measured configuration (asked again when an unknown one signs).
 async fn known_witness(app: &App, queue: &WitnessQueue, answer: &WitnessAnswer) -> bool {
     let listed = |queue: &WitnessQueue| -> Vec<Address> {
         queue.witnesses.read().map(|w| w.iter().copied().collect()).unwrap_or_default()
@@ -159,10 +159,9 @@ async fn known_witness(app: &App, queue: &WitnessQueue, answer: &WitnessAnswer) 
     for member in app.enclaves.members() {
         let Ok(a) = member.client.get("/attestation").await else { continue };
         let Ok(body) = serde_json::from_slice::<serde_json::Value>(&a.body) else { continue };
-        if let Some(key) = body["provisioning"]["provisionerKey"].as_str().and_then(Address::parse)
-            && let Ok(mut keys) = queue.witnesses.write()
-        {
-            keys.insert(key);
+        let listed = body["provisioning"]["witnessKeys"].as_array().cloned().unwrap_or_default();
+        if let Ok(mut keys) = queue.witnesses.write() {
+            keys.extend(listed.iter().filter_map(|k| k.as_str().and_then(Address::parse)));
         }
     }
     answer.verify(&listed(queue)).is_ok()
