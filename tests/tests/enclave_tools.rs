@@ -79,8 +79,12 @@ fn the_enclave_offers_the_five_in_contract_order() {
 /// - +250: managed swaps and shields (DESIGN §11, issue 13): the wallet's funding of a swap
 ///   session under its owner's signature, a shield's intermediate key and its four legs, and
 ///   the drop of a book the relay never stored (issue 13: 7,741, after trimming the chain's
-///   send path and the signed documents' verification, which only clients need).
-const MAX_ENCLAVE_LINES: usize = 3_500 + 600 + 2_400 + 1_000 + 250;
+///   send path and the signed documents' verification, which only clients need);
+/// - +550: funds against the host (DESIGN §13, issue 24): the pool split into a pure book core,
+///   its lineage and an I/O shell; the witness's signed messages; per-mint locks; owner nonces
+///   as idempotency keys; wallet certificates and signed balances; the chain view's checks
+///   (issue 24: 8,268).
+const MAX_ENCLAVE_LINES: usize = 3_500 + 600 + 2_400 + 1_000 + 250 + 550;
 
 /// Counts the lines of our code compiled into the image's enclave: every workspace source file
 /// the image build's dep-info for the binary names, without blank lines, comments and test
