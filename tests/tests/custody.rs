@@ -5,11 +5,12 @@
 //! sealed objects survive an enclave restart through the `svc keyholder` daemon, and a tampered
 //! blob does not open; KEK rotation opens old blobs and re-seals them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use e2e::{Process, Stack, StackOptions};
+use e2e::keyholder::{age_encrypt, dev_measurements_path, has_age, provisioner_file, spawn as keyholder};
+use e2e::{Stack, StackOptions};
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 use serde_json::{Value, json};
@@ -18,37 +19,6 @@ use shared::provision::{Bundle, Secret};
 use standins::openai::{self, Turn};
 
 const BRAVE_TOKEN: &str = "bundle-brave-token";
-
-fn has_age() -> bool {
-    Command::new("age").arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
-/// Writes `secrets` (JSON) encrypted with the real `age` CLI to a new identity; returns the
-/// secrets file and the identity file.
-fn age_encrypt(dir: &Path, name: &str, secrets: &Value) -> (PathBuf, PathBuf) {
-    let identity = dir.join(format!("{name}.identity"));
-    if !identity.exists() {
-        let out = Command::new("age-keygen").arg("-o").arg(&identity).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    }
-    let recipient = Command::new("age-keygen").arg("-y").arg(&identity).output().unwrap();
-    let recipient = String::from_utf8(recipient.stdout).unwrap().trim().to_string();
-    let plain = dir.join(format!("{name}.json"));
-    std::fs::write(&plain, secrets.to_string()).unwrap();
-    let sealed = dir.join(format!("{name}.age"));
-    let out = Command::new("age").args(["-r", &recipient, "-o"]).arg(&sealed).arg(&plain).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    std::fs::remove_file(&plain).unwrap();
-    (sealed, identity)
-}
-
-fn provisioner_file(dir: &Path, key: &SigningKey) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(format!("provisioner-{}.key", hex::encode(&key.verifying_key().to_bytes()[..4])));
-    std::fs::write(&path, hex::encode(key.to_bytes())).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    path
-}
 
 /// `svc` against the stack, trusting its dev root and `measurements`.
 fn svc(stack: &Stack, measurements: &Path, args: &[&str]) -> std::process::Output {
@@ -60,10 +30,6 @@ fn svc(stack: &Stack, measurements: &Path, args: &[&str]) -> std::process::Outpu
         .args(args)
         .output()
         .unwrap()
-}
-
-fn dev_measurements_path() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"))
 }
 
 async fn attestation(stack: &Stack) -> Value {
@@ -305,23 +271,6 @@ async fn wait_provisioned(stack: &Stack, version: u64) {
         assert!(Instant::now() < deadline, "the key holder did not provision v{version}: {att}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-}
-
-fn keyholder(stack: &Stack, secrets: &Path, identity: &Path, key: &Path, log: &str) -> Process {
-    Process::spawn_command(
-        Command::new(e2e::binary("svc"))
-            .args(["--relay", &stack.relay_url, "--measurements"])
-            .arg(dev_measurements_path())
-            .arg("--dev-root")
-            .arg(stack.dev_root_pem_path())
-            .args(["keyholder", "--interval", "1", "--secrets"])
-            .arg(secrets)
-            .arg("--identity")
-            .arg(identity)
-            .arg("--provisioner-key")
-            .arg(key),
-        stack.dir.path().join(log),
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -13,7 +13,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use e2e::swaps::{SOL, SwapWorld};
-use e2e::{API_KEY, Process, binary};
+use e2e::wallets::svc;
+use e2e::{API_KEY, Process};
 use serde_json::{Value, json};
 use shared::address::Address;
 
@@ -92,18 +93,6 @@ async fn call(method: &str, url: &str, key: Option<&str>, body: Option<&str>) ->
     (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
-/// `svc --json ARGS` against the stack; its JSON.
-fn svc(w: &SwapWorld, args: &[&str]) -> Value {
-    let out = Command::new(binary("svc"))
-        .args(["--json", "--relay", &w.stack.relay_url, "--api-key", API_KEY])
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "svc {args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("svc {args:?}: not JSON: {stdout}"))
-}
-
 async fn wait_until<F: std::future::Future<Output = bool>>(what: &str, mut f: impl FnMut() -> F) {
     let deadline = Instant::now() + WAIT;
     while !f().await {
@@ -178,7 +167,14 @@ async fn a_wallet_is_created_funded_audited_and_its_webhooks_verify() {
     );
     let tx = client::wallets::check_intent(&intent, &payer.address, &w.usdc, 5_000_000, 6).unwrap();
     client::wallets::sign_and_send(&w.rpc, tx, &payer.key, intent.last_valid_block_height).await.unwrap();
-    let balances = svc(&w, &["wallet", "balance", &id, "--mints", &format!("{usdc},{token}")]);
+    // Each private balance carries the enclave's signed statement of it (svc checked each against
+    // the attested key): the genesis book of each mint, nothing credited.
+    let mut balances = svc(&w, &["wallet", "balance", &id, "--mints", &format!("{usdc},{token}")]);
+    for entry in balances["balances"].as_array_mut().unwrap().iter_mut().filter(|e| e["state"] == "encrypted") {
+        let statement = entry.as_object_mut().unwrap().remove("statement").unwrap();
+        assert_eq!((statement["balance"].as_str(), statement["bookVersion"].as_u64()), (Some("0"), Some(0)));
+        assert_eq!((statement["walletId"].as_str(), &statement["mint"]), (Some(id.as_str()), &entry["mint"]));
+    }
     assert_eq!(
         balances,
         json!({"balances": [{"mint": usdc, "state": "encrypted", "raw": "0"},

@@ -499,14 +499,17 @@ impl Funds {
         self.propose(env, &head, book, released)
     }
 
-    /// Closes the book's orders whose payout landed (their statuses read first), then reads
-    /// what the pool's token account holds. Read in that order, a payout landing in between is
-    /// counted twice (the safe side), never missed.
+    /// What the pool's token account holds, and the book without the orders that balance
+    /// already paid: the balance is read first, at a slot; an order is closed only when its
+    /// payout is confirmed at or before that slot, so it left the balance read. A payout that
+    /// lands after the read stays owed, and the balance read still holds it: the two always
+    /// describe the same moment.
     async fn reconcile(&self, env: &Env<'_>, pool: &Pool, book: &mut Book) -> Result<u64, FundsError> {
-        let landed = payout::landed_orders(env, book).await?;
-        book.landed(&landed, env.now);
         let mint = Address::parse(&book.mint).ok_or_else(sealed)?;
-        Ok(env.swaps.chain().token_balance(&ata(&pool.address, &mint)).await.map_err(chain_error)?.unwrap_or(0))
+        let (held, slot) = env.swaps.chain().token_balance_at(&ata(&pool.address, &mint)).await.map_err(chain_error)?;
+        let landed = payout::landed_orders(env, book, slot).await?;
+        book.landed(&landed, env.now);
+        Ok(held.unwrap_or(0))
     }
 
     /// Nothing is signed until `quiet_blocks` after this boot first wanted to sign: by then

@@ -253,32 +253,23 @@ async fn order_paid(
 /// Pages of 1,000 signatures `order_paid` reads at most.
 const ORDER_HISTORY_PAGES: usize = 20;
 
-/// The open orders whose payout landed (one batched status read). A payout the node has
-/// processed but not yet confirmed is waited for a moment: read in between, it would be owed
-/// by the book and already gone from the balance read next (a false `reserves_short`).
-pub async fn landed_orders(env: &Env<'_>, book: &Book) -> Result<Vec<String>, FundsError> {
+/// The open orders whose payout is confirmed at or before `slot` (one batched status read).
+pub async fn landed_orders(env: &Env<'_>, book: &Book, slot: u64) -> Result<Vec<String>, FundsError> {
     if book.open_orders.is_empty() {
         return Ok(Vec::new());
     }
     let ids: Vec<String> = book.open_orders.keys().take(256).cloned().collect();
     let signatures: Vec<String> = ids.iter().map(|id| book.open_orders[id].payout_signature.clone()).collect();
-    let confirmed =
-        |s: &chain::SignatureStatus| s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed);
-    let mut statuses = Vec::new();
-    for attempt in 0..PROCESSED_WAITS {
-        statuses = env.swaps.chain().signature_statuses(&signatures).await.map_err(chain_error)?;
-        let settling = statuses.iter().flatten().any(|s| s.err.is_none() && !confirmed(s));
-        if !settling || attempt + 1 == PROCESSED_WAITS {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-    }
-    let landed = |s: &Option<chain::SignatureStatus>| s.as_ref().is_some_and(|s| s.err.is_none() && confirmed(s));
+    let statuses = env.swaps.chain().signature_statuses(&signatures).await.map_err(chain_error)?;
+    let landed = |s: &Option<chain::SignatureStatus>| {
+        s.as_ref().is_some_and(|s| {
+            s.err.is_none()
+                && s.slot <= slot
+                && s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed)
+        })
+    };
     Ok(ids.into_iter().zip(statuses).filter(|(_, s)| landed(s)).map(|(id, _)| id).collect())
 }
-
-/// Status reads while a payout is processed but not confirmed (about a slot apart).
-const PROCESSED_WAITS: usize = 5;
 
 /// What a landed pool transaction moved from `from`'s token account into the pool's, as the
 /// chain recorded it.

@@ -80,6 +80,31 @@ impl RpcChain {
         self.call("getSlot", json!([self.config()])).await
     }
 
+    /// An account and the slot the node read it at.
+    async fn account_at(&self, address: &Address) -> Result<(Option<Account>, u64), ChainError> {
+        const METHOD: &str = "getAccountInfo";
+        let config = json!({"encoding": "base64", "commitment": self.commitment.as_str()});
+        let v: WithContext<Option<AccountValue>> = self.call(METHOD, json!([address.to_string(), config])).await?;
+        Ok((v.value.map(|a| a.into_account(METHOD)).transpose()?, v.context.slot))
+    }
+
+    /// What a token account holds (as [`Chain::token_balance`]) and the slot the node read it at:
+    /// every transaction the node had at this client's commitment by that slot is in it.
+    pub async fn token_balance_at(&self, address: &Address) -> Result<(Option<u64>, u64), ChainError> {
+        // Read from the account itself: works for both token programs, and a missing account is
+        // `None` rather than an error text to match.
+        let (account, slot) = self.account_at(address).await?;
+        let Some(account) = account else { return Ok((None, slot)) };
+        if account.owner != TOKEN_PROGRAM && account.owner != TOKEN_2022_PROGRAM {
+            return Ok((None, slot));
+        }
+        if account.data.len() < shared::solana::token::ACCOUNT_LEN {
+            return Ok((None, slot));
+        }
+        let amount = account.data.get(TOKEN_AMOUNT).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
+        Ok((amount, slot))
+    }
+
     /// One JSON-RPC call; `result` deserialized as `T`.
     async fn call<T: DeserializeOwned>(&self, method: &'static str, params: Value) -> Result<T, ChainError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -159,24 +184,11 @@ impl Chain for RpcChain {
     }
 
     async fn account(&self, address: &Address) -> Result<Option<Account>, ChainError> {
-        const METHOD: &str = "getAccountInfo";
-        let config = json!({"encoding": "base64", "commitment": self.commitment.as_str()});
-        let v: WithContext<Option<AccountValue>> = self.call(METHOD, json!([address.to_string(), config])).await?;
-        v.value.map(|a| a.into_account(METHOD)).transpose()
+        Ok(self.account_at(address).await?.0)
     }
 
     async fn token_balance(&self, address: &Address) -> Result<Option<u64>, ChainError> {
-        // Read from the account itself: works for both token programs, and a missing account is
-        // `None` rather than an error text to match.
-        let Some(account) = self.account(address).await? else { return Ok(None) };
-        if account.owner != TOKEN_PROGRAM && account.owner != TOKEN_2022_PROGRAM {
-            return Ok(None);
-        }
-        if account.data.len() < shared::solana::token::ACCOUNT_LEN {
-            return Ok(None);
-        }
-        let amount = account.data.get(TOKEN_AMOUNT).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
-        Ok(amount)
+        Ok(self.token_balance_at(address).await?.0)
     }
 
     async fn balance(&self, address: &Address) -> Result<u64, ChainError> {

@@ -12,7 +12,16 @@ use crate::{
 /// The `{context, value}` wrapper of most reads.
 #[derive(Deserialize)]
 pub(crate) struct WithContext<T> {
+    #[serde(default)]
+    pub context: Context,
     pub value: T,
+}
+
+/// The slot a read was answered at.
+#[derive(Deserialize, Default)]
+pub(crate) struct Context {
+    #[serde(default)]
+    pub slot: u64,
 }
 
 #[derive(Deserialize)]

@@ -99,6 +99,8 @@ pub struct EnclavePoolBackend<'a> {
     pub books_lock: &'a tokio::sync::Mutex<()>,
     /// Wakes the key holder's long poll and the steps waiting for its answers.
     pub witness: Option<&'a super::witness::WitnessQueue>,
+    /// How long a step waits for the witness's answer.
+    pub witness_wait: std::time::Duration,
 }
 
 impl EnclavePoolBackend<'_> {

@@ -23,6 +23,9 @@ pub struct WalletsConfig {
     /// A shield waits a random time in this range (seconds) before its hop and again before
     /// its delivery, so timing does not tie a deposit to a delivery.
     pub shield_delay_secs: [u64; 2],
+    /// How long a book step waits for the freshness witness's answer before `503
+    /// witness_unavailable` (the step stays stored and is finished when the answer comes).
+    pub witness_wait_secs: u64,
 }
 
 impl Default for WalletsConfig {
@@ -35,6 +38,7 @@ impl Default for WalletsConfig {
             retry_window_secs: 26 * 3_600,
             poll_millis: 1_000,
             shield_delay_secs: [5, 25],
+            witness_wait_secs: 10,
         }
     }
 }

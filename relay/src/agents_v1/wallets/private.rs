@@ -38,6 +38,7 @@ pub fn backend<'a>(app: &'a App, agents: &'a Agents) -> EnclavePoolBackend<'a> {
         enclaves: &app.enclaves,
         books_lock: &agents.books,
         witness: Some(&agents.witness),
+        witness_wait: Duration::from_secs(agents.config.wallets.witness_wait_secs),
     }
 }
 

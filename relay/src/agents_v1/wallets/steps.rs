@@ -52,9 +52,6 @@ pub enum Outcome {
     Unchanged(PrivacyAnswer),
 }
 
-/// How long one step waits for the witness before `503 witness_unavailable`; the step stays
-/// stored and is finished when the answer comes.
-pub const WITNESS_WAIT: Duration = Duration::from_secs(10);
 /// How often a step is begun again after the book moved on under it.
 const BOOK_RETRIES: usize = 8;
 
@@ -102,7 +99,7 @@ impl EnclavePoolBackend<'_> {
             };
             let step = self.store_step(mint, &sealed, &append, &intent).await?;
             crate::failpoint::hit("privacy:step:stored");
-            match self.advance(&step, WITNESS_WAIT).await? {
+            match self.advance(&step, self.witness_wait).await? {
                 Progress::Done(released) => return Ok(Outcome::Released(*released)),
                 Progress::Refused => continue,
                 Progress::Waiting => return Err(RelayError::WitnessUnavailable),

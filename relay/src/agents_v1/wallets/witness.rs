@@ -20,8 +20,8 @@ use crate::error::{ErrorBody, RelayError};
 use crate::state::App;
 use crate::store::StoreError;
 
-/// Longest a long poll waits.
-const MAX_WAIT_SECS: u64 = 30;
+/// Longest a long poll waits (below common 30 s client and proxy timeouts).
+const MAX_WAIT_SECS: u64 = 25;
 
 #[derive(Default)]
 pub struct WitnessQueue {
@@ -76,7 +76,7 @@ async fn waiting(app: &App) -> Result<Vec<AppendRequest>, RelayError> {
 
 #[utoipa::path(get, path = "/tee/witness/appends", tag = "enclave",
     summary = "The enclave's book appends waiting for the freshness witness (the key holder long-polls this)",
-    params(("waitSecs" = Option<u64>, Query, description = "Wait up to this long (at most 30) for one")),
+    params(("waitSecs" = Option<u64>, Query, maximum = 25, description = "Wait up to this long (seconds, at most 25) for one")),
     responses((status = 200, body = Appends), (status = "default", body = ErrorBody)))]
 pub async fn appends(State(app): State<App>, Query(wait): Query<Wait>) -> Result<Json<Appends>, RelayError> {
     let wait = Duration::from_secs(wait.wait_secs.unwrap_or(0).min(MAX_WAIT_SECS));
