@@ -111,3 +111,39 @@ pub fn refusal(answer: &Answer) -> (u16, String) {
 pub fn withdrawal(mint: &str, amount: u64, destination: &str) -> Value {
     json!({"mint": mint, "amount": amount.to_string(), "destinationPubkey": destination})
 }
+
+/// An owned wallet as the host addresses the enclave for it: its sealed key, its owner's key,
+/// the pool's sealed key and the mint.
+pub struct OwnedWallet {
+    pub id: String,
+    pub blob: String,
+    pub owner: SigningKey,
+    pub pool: String,
+    pub mint: String,
+}
+
+impl OwnedWallet {
+    pub async fn of(host: &Host, id: &str, owner: &SigningKey, mint: &str) -> OwnedWallet {
+        OwnedWallet {
+            id: id.to_string(),
+            blob: host.wallet_blob(id).await,
+            owner: owner.clone(),
+            pool: host.pool_blob().await,
+            mint: mint.to_string(),
+        }
+    }
+
+    /// A withdrawal of `amount` to `to` over `book`, signed by the owner at `timestamp` with
+    /// `nonce`.
+    pub fn withdraw(
+        &self,
+        (amount, to): (u64, &shared::address::Address),
+        (timestamp, nonce): (u64, &str),
+        book: Option<&str>,
+    ) -> PrivacyRequest {
+        let path = format!("/agents/v1/wallets/{}/withdraw", self.id);
+        let body = withdrawal(&self.mint, amount, &to.to_string());
+        let request = owner_request(&self.blob, &path, &body, &self.owner, (timestamp, nonce));
+        PrivacyRequest::Withdraw { request, pool: self.pool.clone(), book: book.map(str::to_string) }
+    }
+}

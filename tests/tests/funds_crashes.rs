@@ -200,7 +200,6 @@ async fn the_enclave_killed_before_the_acknowledgement_pays_the_stored_step_once
     wait_paid(&w, &[to], 3 * USDC).await;
     // The owner's client, sending the same bytes again after the restart (signed again with the
     // same nonce), gets the order that was paid.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
     let (t2, n2, s2) = signed(&owner, &path, &body, now(), "before-ack");
     let again = e2e::wallets::post(&w, &path, API_KEY, &body, Some((&t2, &n2, &s2))).await;
     assert_eq!(again.0, 200, "{}", again.1);

@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use chain::{Chain, Commitment, Confirmation};
-use e2e::host::{Host, owner_request, proposal, refusal, withdrawal, witnessed};
+use e2e::host::{Host, OwnedWallet, owner_request, proposal, refusal, withdrawal, witnessed};
 use e2e::swaps::SwapWorld;
 use e2e::wallets::{WAIT, now, owned_wallet, settle, svc, svc_output};
 use e2e::{chain::address_of, chain::new_key};
@@ -79,15 +79,12 @@ async fn concurrent_withdrawals(database_url: Option<String>) {
     let port = w.stack.enclave_port;
     for n in [2usize, 4, 8] {
         let (id, _, owner) = funded(&w, &hook, 2 * USDC).await;
-        let (wallet, pool) = (host.wallet_blob(&id).await, host.pool_blob().await);
+        let wallet = OwnedWallet::of(&host, &id, &owner, &usdc).await;
         let (book, version) = host.book(&usdc).await.unwrap();
         let destinations: Vec<Address> = (0..n).map(|_| address_of(&new_key())).collect();
-        let steps = destinations.iter().enumerate().map(|(i, d)| {
-            let body = withdrawal(&usdc, 2 * USDC, &d.to_string());
-            let request = owner_request(&wallet, &withdraw_path(&id), &body, &owner, (now(), &format!("n{n}-{i}")));
-            PrivacyRequest::Withdraw { request, pool: pool.clone(), book: Some(book.clone()) }
-        });
-        let steps: Vec<PrivacyRequest> = steps.collect();
+        let steps: Vec<PrivacyRequest> = (destinations.iter().enumerate())
+            .map(|(i, d)| wallet.withdraw((2 * USDC, d), (now(), &format!("n{n}-{i}")), Some(&book)))
+            .collect();
         let answers = e2e::join_all(steps.iter().map(|s| host.step(port, s))).await;
         // Each is a sealed successor and a request to the witness; nothing is given out yet.
         let proposals: Vec<_> = answers.iter().map(proposal).collect();
@@ -118,9 +115,7 @@ async fn concurrent_withdrawals(database_url: Option<String>) {
         // The host stores the head as a relay would; the refused books open nowhere.
         host.store_book(&usdc, &proposals[winner].0, version + 1).await;
         for (i, (blob, _)) in proposals.iter().enumerate().filter(|(i, _)| *i != winner) {
-            let body = withdrawal(&usdc, USDC, &destinations[i].to_string());
-            let request = owner_request(&wallet, &withdraw_path(&id), &body, &owner, (now(), &format!("again{n}-{i}")));
-            let again = PrivacyRequest::Withdraw { request, pool: pool.clone(), book: Some(blob.clone()) };
+            let again = wallet.withdraw((USDC, &destinations[i]), (now(), &format!("again{n}-{i}")), Some(blob));
             assert_eq!(refusal(&host.step(port, &again).await), (409, "book_rollback".into()));
         }
         let paid: Vec<u64> = e2e::join_all(destinations.iter().map(|d| w.balance(d, &w.usdc))).await;
@@ -151,7 +146,8 @@ async fn sibling_books_are_refused() {
     let usdc = w.usdc.to_string();
     let port = w.stack.enclave_port;
     let (id, address, owner) = funded(&w, &hook, USDC).await;
-    let (wallet, pool) = (host.wallet_blob(&id).await, host.pool_blob().await);
+    let owned = OwnedWallet::of(&host, &id, &owner, &usdc).await;
+    let (wallet, pool) = (owned.blob.clone(), owned.pool.clone());
     w.chain.mint_to(&w.usdc, &address, 5 * USDC).await;
     // The host has the enclave sign an encrypt of 5, lands it itself and tells the relay nothing.
     let body = json!({"mint": usdc, "amount": (5 * USDC).to_string()});
@@ -178,16 +174,7 @@ async fn sibling_books_are_refused() {
     host.store_book(&usdc, &a.0, version + 1).await;
     // A withdrawal from the sibling the witness refused: it is not the head.
     let to = address_of(&new_key());
-    let take = |blob: &str, nonce: &str| {
-        let request = owner_request(
-            &wallet,
-            &withdraw_path(&id),
-            &withdrawal(&usdc, 6 * USDC, &to.to_string()),
-            &owner,
-            (now(), nonce),
-        );
-        PrivacyRequest::Withdraw { request, pool: pool.clone(), book: Some(blob.to_string()) }
-    };
+    let take = |blob: &str, nonce: &str| owned.withdraw((6 * USDC, &to), (now(), nonce), Some(blob));
     assert_eq!(refusal(&host.step(port, &take(&b.0, "from-b")).await), (409, "book_rollback".into()));
     // The deposit credited again on the head: already credited.
     let again = PrivacyRequest::EncryptCredit {
@@ -229,17 +216,12 @@ async fn an_old_book_or_a_captured_request_after_a_restart_is_refused() {
     wait_balance(&w, &to, 4 * USDC).await;
 
     tokio::task::block_in_place(|| w.stack.restart_enclave());
-    // Requests the owner signs from now on (a second after the provisioning: clocks tell seconds).
-    tokio::time::sleep(Duration::from_millis(1100)).await;
     let port = w.stack.enclave_port;
-    let (wallet, pool) = (host.wallet_blob(&id).await, host.pool_blob().await);
+    let owned = OwnedWallet::of(&host, &id, &owner, &usdc).await;
+    let (wallet, pool) = (owned.blob.clone(), owned.pool.clone());
     let thief = address_of(&new_key());
-    let steal = |book: Option<String>, nonce: &str| {
-        let request =
-            owner_request(&wallet, &path, &withdrawal(&usdc, 4 * USDC, &thief.to_string()), &owner, (now(), nonce));
-        PrivacyRequest::Withdraw { request, pool: pool.clone(), book }
-    };
-    assert_eq!(refusal(&host.step(port, &steal(Some(old.clone()), "old")).await), (409, "book_rollback".into()));
+    let steal = |book: Option<&str>, nonce: &str| owned.withdraw((4 * USDC, &thief), (now(), nonce), book);
+    assert_eq!(refusal(&host.step(port, &steal(Some(&old), "old")).await), (409, "book_rollback".into()));
     assert_eq!(refusal(&host.step(port, &steal(None, "none")).await), (409, "book_rollback".into()));
     let reserves = PrivacyRequest::Reserves { pool: pool.clone(), book: Some(old.clone()), mint: usdc.clone() };
     assert_eq!(refusal(&host.step(port, &reserves).await), (409, "book_rollback".into()));
@@ -275,20 +257,11 @@ async fn two_enclaves_given_one_book_extend_it_once() {
     let (w, hook, host) = world(None, 1).await;
     let usdc = w.usdc.to_string();
     let (id, _, owner) = funded(&w, &hook, 3 * USDC).await;
-    let (wallet, pool) = (host.wallet_blob(&id).await, host.pool_blob().await);
+    let owned = OwnedWallet::of(&host, &id, &owner, &usdc).await;
     let (book, version) = host.book(&usdc).await.unwrap();
     let ports = w.stack.enclave_ports();
     let (to_a, to_b) = (address_of(&new_key()), address_of(&new_key()));
-    let take = |to: &Address, nonce: &str| {
-        let request = owner_request(
-            &wallet,
-            &withdraw_path(&id),
-            &withdrawal(&usdc, 3 * USDC, &to.to_string()),
-            &owner,
-            (now(), nonce),
-        );
-        PrivacyRequest::Withdraw { request, pool: pool.clone(), book: Some(book.clone()) }
-    };
+    let take = |to: &Address, nonce: &str| owned.withdraw((3 * USDC, to), (now(), nonce), Some(&book));
     // An enclave may not have seen the head's acknowledgement (the relay spreads its steps):
     // the host shows it to both, as the relay does on `book_rollback`.
     let head_answer = head_acknowledgement(&host, &book).await;
@@ -303,17 +276,7 @@ async fn two_enclaves_given_one_book_extend_it_once() {
     assert!(va.appended() && !vb.appended(), "one extends the head");
     assert_eq!(refusal(&host.step(ports[1], &witnessed(Some(&b.0), &vb)).await), (409, "book_stale".into()));
     // The second enclave learned the head from the refusal: its own book opens no more.
-    let again = PrivacyRequest::Withdraw {
-        request: owner_request(
-            &wallet,
-            &withdraw_path(&id),
-            &withdrawal(&usdc, USDC, &to_b.to_string()),
-            &owner,
-            (now(), "b2"),
-        ),
-        pool: pool.clone(),
-        book: Some(b.0.clone()),
-    };
+    let again = owned.withdraw((USDC, &to_b), (now(), "b2"), Some(&b.0));
     assert_eq!(refusal(&host.step(ports[1], &again).await), (409, "book_rollback".into()));
     let released = host.step(ports[0], &witnessed(Some(&a.0), &va)).await;
     assert_eq!(released.0, 200, "{}", released.1);
@@ -351,15 +314,11 @@ async fn a_lost_answer_resent_moves_nothing_twice() {
     let again = e2e::wallets::post(&w, &path, e2e::API_KEY, &body, Some((&t, &n, &s))).await;
     assert_eq!((again.0, &again.1["order"]), (200, &first.1["order"]), "the relay kept the answer");
     // Straight to the enclave, with the head: the order it debited already.
-    let (wallet, pool) = (host.wallet_blob(&id).await, host.pool_blob().await);
-    let direct = |timestamp: u64, book: String| {
-        let request =
-            owner_request(&wallet, &path, &serde_json::from_str(&body).unwrap(), &owner, (timestamp, "lost-once"));
-        PrivacyRequest::Withdraw { request, pool: pool.clone(), book: Some(book) }
-    };
+    let owned = OwnedWallet::of(&host, &id, &owner, &usdc).await;
+    let direct = |timestamp: u64, book: &str| owned.withdraw((2 * USDC, &to), (timestamp, "lost-once"), Some(book));
     let head = host.book(&usdc).await.unwrap().0;
     let timestamp: u64 = t.parse().unwrap();
-    let same = host.step(w.stack.enclave_port, &direct(timestamp, head.clone())).await;
+    let same = host.step(w.stack.enclave_port, &direct(timestamp, &head)).await;
     assert_eq!(same.0, 200, "{}", same.1);
     assert!(same.1.get("book").is_none(), "no new book: nothing debited again");
     assert_eq!(same.1["order"], first.1["order"]);
@@ -373,20 +332,9 @@ async fn a_lost_answer_resent_moves_nothing_twice() {
     // same order, which the book holds (open, or done once its payout landed).
     tokio::task::block_in_place(|| w.stack.restart_enclave());
     let port = w.stack.enclave_port;
-    let (wallet, pool) = (host.wallet_blob(&id).await, host.pool_blob().await);
-    let direct = |timestamp: u64, book: String| {
-        let request =
-            owner_request(&wallet, &path, &serde_json::from_str(&body).unwrap(), &owner, (timestamp, "lost-once"));
-        PrivacyRequest::Withdraw { request, pool: pool.clone(), book: Some(book) }
-    };
     let head = host.book(&usdc).await.unwrap().0;
-    assert_eq!(
-        refusal(&host.step(port, &direct(timestamp, head.clone())).await),
-        (400, "request_predates_boot".into())
-    );
-    // A second after the boot's provisioning (the clocks tell seconds), as `svc` does.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let resigned = host.step(port, &direct(now(), head)).await;
+    assert_eq!(refusal(&host.step(port, &direct(timestamp, &head)).await), (400, "request_predates_boot".into()));
+    let resigned = host.step(port, &direct(now(), &head)).await;
     match resigned.0 {
         200 => assert_eq!(resigned.1["order"], first.1["order"]),
         _ => assert_eq!(refusal(&resigned), (409, "replay_detected".into())),
