@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
@@ -33,8 +33,6 @@ struct HeadsFile {
 pub enum WitnessError {
     #[error("the append request does not verify: {0}")]
     BadRequest(shared::witness::WitnessError),
-    #[error("the request is signed by an enclave key this key holder has not verified")]
-    UnknownEnclave,
     #[error("the heads file {0}: {1}")]
     Io(PathBuf, std::io::Error),
 }
@@ -45,6 +43,8 @@ pub struct Witness {
     heads: Mutex<BTreeMap<String, Head>>,
     /// ed25519 keys of enclaves whose attestation the key holder verified.
     enclaves: Mutex<HashSet<[u8; 32]>>,
+    /// When the enclaves behind the relay were last verified for an unknown key.
+    learned_at: Mutex<Option<Instant>>,
 }
 
 impl Witness {
@@ -60,7 +60,13 @@ impl Witness {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
             Err(e) => return Err(ClientError::Secrets(format!("{}: {e}", path.display()))),
         };
-        Ok(Witness { path: path.to_path_buf(), key, heads: Mutex::new(heads), enclaves: Mutex::new(HashSet::new()) })
+        Ok(Witness {
+            path: path.to_path_buf(),
+            key,
+            heads: Mutex::new(heads),
+            enclaves: Mutex::new(HashSet::new()),
+            learned_at: Mutex::new(None),
+        })
     }
 
     /// Every mint's head, as a bundle carries them.
@@ -79,17 +85,15 @@ impl Witness {
         self.enclaves.lock().is_ok_and(|k| k.contains(enclave_key))
     }
 
-    /// Appends `request.next` if the mint's head is `request.parent` (durably, before
-    /// answering); answers with the head either way. Asked again, an appended request gets the
-    /// same answer.
+    /// Appends `request.next` if the mint's head is `request.parent` and the request comes from
+    /// an enclave it verified (durably, before answering); answers with the head either way, so
+    /// a request it will never take (an unverified key: an earlier boot's, or the host's own) is
+    /// refused rather than left waiting. Asked again, an appended request gets the same answer.
     pub fn answer(&self, request: &AppendRequest) -> Result<WitnessAnswer, WitnessError> {
         let enclave = request.verify().map_err(WitnessError::BadRequest)?;
-        if !self.knows(&enclave) {
-            return Err(WitnessError::UnknownEnclave);
-        }
         let mut heads = self.heads.lock().unwrap_or_else(|p| p.into_inner());
         let head = heads.get(&request.mint).cloned().unwrap_or_else(Head::genesis);
-        if head == request.parent {
+        if head == request.parent && self.knows(&enclave) {
             let mut next = heads.clone();
             next.insert(request.mint.clone(), request.next.clone());
             self.persist(&next)?;
@@ -119,11 +123,21 @@ struct Appends {
 
 /// How long one look for append requests may wait at the relay.
 const LONG_POLL_SECS: u64 = 20;
+/// Least time between two verifications of the relay's enclaves for an unknown key.
+const LEARN_EVERY: Duration = Duration::from_secs(10);
 
 impl Client {
     /// Verifies every enclave the relay lists whose key the witness does not know yet, and
-    /// trusts the ones that pass.
+    /// trusts the ones that pass; at most every [`LEARN_EVERY`], so appends signed by keys no
+    /// listed enclave holds cannot keep it attesting.
     async fn learn_enclaves(&self, witness: &Witness) {
+        {
+            let mut at = witness.learned_at.lock().unwrap_or_else(|p| p.into_inner());
+            if at.is_some_and(|t| t.elapsed() < LEARN_EVERY) {
+                return;
+            }
+            *at = Some(Instant::now());
+        }
         let Ok(listing) = self.get::<serde_json::Value>("/tee/keys").await else { return };
         let ids = listing["enclaves"].as_array().cloned().unwrap_or_default();
         for id in ids.iter().filter(|e| e["healthy"] == true).filter_map(|e| e["keyId"].as_str()) {
@@ -142,6 +156,10 @@ impl Client {
             self.learn_enclaves(witness).await;
         }
         let mut answers = Vec::new();
+        if !appends.is_empty() && appends.iter().all(|r| r.verify().is_err()) {
+            // Only requests nobody could answer (not signed as they say): do not spin on them.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
         for request in &appends {
             match witness.answer(request) {
                 Ok(answer) => answers.push(answer),
@@ -158,7 +176,11 @@ impl Client {
                 .send()
                 .await
                 .map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
-            let _: serde_json::Value = self.read(response).await?;
+            let kept: serde_json::Value = self.read(response).await?;
+            if kept["stored"] == 0 {
+                // The relay kept none (it does not know this witness's key yet): do not spin.
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
         }
         Ok(answers.len())
     }
@@ -200,7 +222,9 @@ mod tests {
         let enclave = SigningKey::from_bytes(&[1; 32]);
         let w = witness(dir.path());
         let first = AppendRequest::signed("m", Head::genesis(), Head::of(1, "a"), &enclave);
-        assert!(matches!(w.answer(&first), Err(WitnessError::UnknownEnclave)), "an unverified enclave");
+        // An unverified enclave (an earlier boot, the host's own key): refused, nothing appended.
+        let refused = w.answer(&first).unwrap();
+        assert_eq!((refused.appended(), refused.head.clone(), w.heads().len()), (false, Head::genesis(), 0));
         w.trust(enclave.verifying_key().to_bytes());
         let acked = w.answer(&first).unwrap();
         assert!(acked.appended());

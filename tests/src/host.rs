@@ -31,7 +31,13 @@ impl Host {
 
     /// `POST /privacy/step` of the enclave on `port`.
     pub async fn step(&self, port: u16, request: &PrivacyRequest) -> Answer {
-        let r = self.http.post(format!("http://127.0.0.1:{port}/privacy/step")).json(request).send().await.unwrap();
+        self.post(&format!("http://127.0.0.1:{port}/privacy/step"), &serde_json::to_value(request).unwrap()).await
+    }
+
+    /// A JSON POST to `url` (the enclave's internal API, or the relay's routes the host
+    /// carries messages to).
+    pub async fn post(&self, url: &str, body: &Value) -> Answer {
+        let r = self.http.post(url).json(body).send().await.unwrap();
         (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
     }
 

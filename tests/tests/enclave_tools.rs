@@ -83,7 +83,7 @@ fn the_enclave_offers_the_five_in_contract_order() {
 /// - +550: funds against the host (DESIGN §13, issue 24): the pool split into a pure book core,
 ///   its lineage and an I/O shell; the witness's signed messages; per-mint locks; owner nonces
 ///   as idempotency keys; wallet certificates and signed balances; the chain view's checks
-///   (issue 24: 8,278).
+///   (issue 24: 8,292).
 const MAX_ENCLAVE_LINES: usize = 3_500 + 600 + 2_400 + 1_000 + 250 + 550;
 
 /// Counts the lines of our code compiled into the image's enclave: every workspace source file

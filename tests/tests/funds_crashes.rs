@@ -10,7 +10,7 @@ use e2e::swaps::SwapWorld;
 use e2e::wallets::{WAIT, code, get, now, post_once, settle, signed};
 use e2e::{API_KEY, chain::address_of, chain::new_key};
 use ed25519_dalek::SigningKey;
-use serde_json::{Value, json};
+use serde_json::json;
 use shared::address::Address;
 
 const USDC: u64 = 1_000_000;
@@ -187,16 +187,17 @@ async fn the_enclave_killed_before_the_acknowledgement_pays_the_stored_step_once
     // Now the witness answers the stored append, and the relay carries the answer on.
     let verdict = w.stack.witness.answer(&appends[0]).unwrap();
     assert!(verdict.appended());
-    let posted: Value = reqwest::Client::new()
-        .post(format!("{}/tee/witness/answers", w.stack.relay_url))
-        .json(&json!({"answers": [verdict]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(posted["stored"], 1, "{posted}");
+    let host = e2e::host::Host::of(&w, None).await;
+    let answers_url = format!("{}/tee/witness/answers", w.stack.relay_url);
+    // Not an answers body: refused with its code; an answer signed by a key no enclave names as
+    // its witness (anyone can post here): not kept.
+    let (status, refused) = host.post(&answers_url, &json!({"answers": "all of them"})).await;
+    assert_eq!((status, refused["error"].as_str()), (400, Some("bad_request")), "{refused}");
+    let forged = shared::witness::WitnessAnswer::signed(&appends[0], appends[0].next.clone(), &new_key());
+    let (status, posted) = host.post(&answers_url, &json!({"answers": [forged]})).await;
+    assert_eq!((status, &posted["stored"]), (200, &json!(0)), "{posted}");
+    let (status, posted) = host.post(&answers_url, &json!({"answers": [verdict]})).await;
+    assert_eq!((status, &posted["stored"]), (200, &json!(1)), "{posted}");
     wait_paid(&w, &[to], 3 * USDC).await;
     // The owner's client, sending the same bytes again after the restart (signed again with the
     // same nonce), gets the order that was paid.

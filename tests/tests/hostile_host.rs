@@ -395,15 +395,9 @@ async fn a_substituted_wallet_address_is_refused_before_any_funds_move() {
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("the enclave certified"), "{out:?}");
     // A wallet without the owner, made by the enclave under the same id, swapped in.
     let request = shared::privacy::NewWallet { wallet_id: id.clone(), owner_pubkey: None };
-    let made: Value = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{}/wallets", w.stack.enclave_port))
-        .json(&request)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let url = format!("http://127.0.0.1:{}/wallets", w.stack.enclave_port);
+    let (status, made) = host.post(&url, &serde_json::to_value(&request).unwrap()).await;
+    assert_eq!(status, 200, "{made}");
     let object = &made["object"];
     sqlx::query("INSERT INTO sealed_objects (id, kind, version, blob, public_key, created_at, updated_at) VALUES ($1, $2, 1, $3, $4, 0, 0)")
         .bind(object["id"].as_str().unwrap())

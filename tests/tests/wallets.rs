@@ -207,6 +207,8 @@ async fn a_wallet_is_created_funded_audited_and_its_webhooks_verify() {
         ("GET", format!("/agents/v1/wallets/{id}/balance?mints={usdc}"), None),
         ("GET", format!("/agents/v1/wallets/{id}/audit"), None),
         ("GET", format!("/agents/v1/wallets/{id}/webhooks"), None),
+        ("GET", format!("/agents/v1/wallets/{id}/certificate"), None),
+        ("GET", format!("/agents/v1/wallets/{id}/requests/some-nonce"), None),
     ];
     for (method, path, body) in &routes {
         let url = format!("{base}{path}");
@@ -215,6 +217,17 @@ async fn a_wallet_is_created_funded_audited_and_its_webhooks_verify() {
         let missing = url.replace(&id, "0f8e4a2c-1b3d-4e5f-8a9b-0c1d2e3f4a5b");
         assert_eq!(code(&call(method, &missing, Some(API_KEY), *body).await), (404, "not_found"), "{method} {path}");
     }
+
+    // A nonce no request was signed with: 404 on the account's own wallet.
+    let unknown = format!("{base}/agents/v1/wallets/{id}/requests/never-used");
+    assert_eq!(code(&call("GET", &unknown, Some(API_KEY), None).await), (404, "not_found"));
+    // The certificate names this wallet, as the enclave sealed it (no owner).
+    let certificate = call("GET", &format!("{base}/agents/v1/wallets/{id}/certificate"), Some(API_KEY), None).await;
+    assert_eq!(certificate.0, 200, "{}", certificate.1);
+    assert_eq!(
+        (certificate.1["walletId"].as_str(), certificate.1["address"].as_str(), &certificate.1["ownerPubkey"]),
+        (Some(id.as_str()), Some(address.to_string().as_str()), &Value::Null)
+    );
 
     // Webhooks: one event per operation, each verified by the reference library.
     wait_until("three webhook deliveries", || async { recorded(&hooks) >= 3 }).await;

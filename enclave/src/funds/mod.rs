@@ -154,6 +154,21 @@ struct Admitted {
     nonce: Option<(ed25519_dalek::VerifyingKey, String)>,
 }
 
+/// The owner requests that sign a transaction from the wallet.
+#[derive(Clone, Copy)]
+enum Start {
+    Encrypt,
+    Swap,
+    Shield,
+}
+
+impl Start {
+    /// The last segment of the request's path.
+    fn operation(self) -> &'static str {
+        ["encrypt", "swap", "shield"][self as usize]
+    }
+}
+
 pub struct Funds {
     quiet_blocks: u64,
     /// The freshness witness's keys (measured configuration).
@@ -204,30 +219,9 @@ impl Funds {
     pub async fn step(&self, env: &Env<'_>, request: PrivacyRequest) -> Result<PrivacyAnswer, FundsError> {
         use PrivacyRequest as R;
         match request {
-            R::EncryptBuild { request, pool } => {
-                let a = self.admit(env, &request, "encrypt")?;
-                let result = match a.earlier.clone() {
-                    Some(answer) => Ok(answer),
-                    None => async { wallet_tx::encrypt(self, env, &a, &open_pool(env.custody, &pool)?).await }.await,
-                };
-                self.finish(&a, result, true)
-            }
-            R::SwapFund { request, pool } => {
-                let a = self.admit(env, &request, "swap")?;
-                let result = match a.earlier.clone() {
-                    Some(answer) => Ok(answer),
-                    None => async { wallet_tx::swap_fund(self, env, &a, &open_pool(env.custody, &pool)?).await }.await,
-                };
-                self.finish(&a, result, true)
-            }
-            R::ShieldStart { request, pool } => {
-                let a = self.admit(env, &request, "shield")?;
-                let result = match a.earlier.clone() {
-                    Some(answer) => Ok(answer),
-                    None => async { shield::start(self, env, &a, &open_pool(env.custody, &pool)?).await }.await,
-                };
-                self.finish(&a, result, true)
-            }
+            R::EncryptBuild { request, pool } => self.start(env, &request, &pool, Start::Encrypt).await,
+            R::SwapFund { request, pool } => self.start(env, &request, &pool, Start::Swap).await,
+            R::ShieldStart { request, pool } => self.start(env, &request, &pool, Start::Shield).await,
             R::Withdraw { request, pool, book } => {
                 let a = self.admit(env, &request, "withdraw")?;
                 let result = self.withdraw(env, &a, &pool, book.as_deref()).await;
@@ -311,6 +305,33 @@ impl Funds {
                 })
             }
         }
+    }
+
+    /// An owner request that signs a transaction from the wallet (an encrypt, a managed swap's
+    /// funding, a shield's deposit): the same request again in this boot gets the same answer.
+    async fn start(
+        &self,
+        env: &Env<'_>,
+        request: &WalletRequest,
+        pool: &str,
+        kind: Start,
+    ) -> Result<PrivacyAnswer, FundsError> {
+        let a = self.admit(env, request, kind.operation())?;
+        let result = match a.earlier.clone() {
+            Some(answer) => Ok(answer),
+            None => {
+                async {
+                    let pool = open_pool(env.custody, pool)?;
+                    match kind {
+                        Start::Encrypt => wallet_tx::encrypt(self, env, &a, &pool).await,
+                        Start::Swap => wallet_tx::swap_fund(self, env, &a, &pool).await,
+                        Start::Shield => shield::start(self, env, &a, &pool).await,
+                    }
+                }
+                .await
+            }
+        };
+        self.finish(&a, result, true)
     }
 
     /// Opens the wallet and the caller's JSON body, after checking the owner's signature over

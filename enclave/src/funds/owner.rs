@@ -29,7 +29,8 @@ enum Outcome {
 
 struct Seen {
     timestamp: u64,
-    body: [u8; 32],
+    /// sha256 of the path and the body.
+    request: [u8; 32],
     outcome: Outcome,
 }
 
@@ -71,13 +72,15 @@ impl Nonces {
         if auth.timestamp.abs_diff(now) > privacy::OWNER_WINDOW_SECS {
             return Err(FundsError::Stale);
         }
-        let body = shared::sha256(body);
+        // The request is its path and body: the same nonce to another wallet or operation is
+        // another request, not a retry.
+        let request = shared::sha256(&[path.as_bytes(), &[0], body].concat());
         let mut seen = self.seen.lock().map_err(|_| FundsError::Internal)?;
         // Kept while inside the window; older ones are refused as stale anyway.
         seen.retain(|_, s| s.timestamp.abs_diff(now) <= privacy::OWNER_WINDOW_SECS);
         let key = (Address(owner.to_bytes()), auth.nonce.clone());
         match seen.get_mut(&key) {
-            Some(s) if s.body != body => Err(FundsError::KeyReused),
+            Some(s) if s.request != request => Err(FundsError::KeyReused),
             Some(s) => match &s.outcome {
                 Outcome::Running => Err(FundsError::InProgress),
                 Outcome::Redo => {
@@ -87,7 +90,7 @@ impl Nonces {
                 Outcome::Answered(answer) => Ok(Admission::Retry(Some(answer.clone()))),
             },
             None => {
-                seen.insert(key, Seen { timestamp: auth.timestamp, body, outcome: Outcome::Running });
+                seen.insert(key, Seen { timestamp: auth.timestamp, request, outcome: Outcome::Running });
                 Ok(Admission::New)
             }
         }
@@ -170,6 +173,12 @@ mod tests {
         assert_eq!(admit(&first, one), "new");
         assert_eq!(admit(&first, one), "request_in_progress", "the same request while it runs");
         assert_eq!(admit(&auth(&owner, NOW, "n", two), two), "idempotency_key_reused");
+        // The same nonce and body for another wallet of the same owner: another request.
+        let elsewhere = "/agents/v1/wallets/w2/withdraw";
+        let message = privacy::owner_message("POST", elsewhere, one, NOW, "n");
+        let signed =
+            OwnerAuth { timestamp: NOW, nonce: "n".into(), signature: b64::encode(owner.sign(&message).to_bytes()) };
+        assert_eq!(code(nonces.admit(&vk, &signed, (elsewhere, one), NOW, 0)), "idempotency_key_reused");
         // A refusal forgets the nonce: the same bytes may be sent again.
         nonces.finish(&vk, "n", Err(()));
         assert_eq!(admit(&first, one), "new");

@@ -31,7 +31,13 @@ pub struct WitnessQueue {
     pub answered: tokio::sync::Notify,
     /// Witness keys the enclaves behind this relay reported.
     witnesses: RwLock<HashSet<Address>>,
+    /// When the enclaves were last asked for them.
+    asked_at: std::sync::Mutex<Option<std::time::Instant>>,
 }
+
+/// Least time between two rounds of asking the enclaves for their witness keys, so answers
+/// signed by unknown keys cannot make the relay ask them on every post.
+const ASK_EVERY: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Appends {
@@ -155,6 +161,13 @@ async fn known_witness(app: &App, queue: &WitnessQueue, answer: &WitnessAnswer) 
     };
     if answer.verify(&listed(queue)).is_ok() {
         return true;
+    }
+    {
+        let mut asked = queue.asked_at.lock().unwrap_or_else(|p| p.into_inner());
+        if asked.is_some_and(|t| t.elapsed() < ASK_EVERY) {
+            return false;
+        }
+        *asked = Some(std::time::Instant::now());
     }
     for member in app.enclaves.members() {
         let Ok(a) = member.client.get("/attestation").await else { continue };
