@@ -17,6 +17,10 @@ use shared::{b64, sha256};
 use crate::error::ProcessError;
 use crate::process::{Enclave, ReplyFormat};
 
+/// A book step carries its mint's sealed book: 16 MiB holds 100,000 wallets and a day of
+/// 100,000 credits (crate::funds::Book, 40 bytes each, base64) with room to spare.
+pub(crate) const MAX_BOOK_STEP_BODY: usize = 16 << 20;
+
 /// Bounds on the routes that do work: requests in flight, and each one's time.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -40,7 +44,7 @@ pub fn router(enclave: Arc<Enclave>, limits: Limits) -> Router {
         .route("/swaps/step", post(swap_step))
         .route("/wallets", post(new_wallet))
         .route("/privacy/pool", post(new_pool))
-        .route("/privacy/step", post(privacy_step))
+        .route("/privacy/step", post(privacy_step).layer(DefaultBodyLimit::max(MAX_BOOK_STEP_BODY)))
         .layer(axum::middleware::from_fn(move |request, next| bounded(permits.clone(), limits, request, next)));
     reads.merge(work).layer(DefaultBodyLimit::max(MAX_ENVELOPE_JSON + 4096)).with_state(enclave)
 }
@@ -163,7 +167,7 @@ async fn open_object(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Respon
 async fn open_session(State(enclave): State<Arc<Enclave>>, body: Bytes) -> Response {
     let started = std::time::Instant::now();
     let result = match serde_json::from_slice::<shared::swap::SessionTerms>(&body) {
-        Ok(terms) => enclave.open_session(terms),
+        Ok(terms) => enclave.open_session(terms).await,
         Err(_) => Err(ProcessError::BadRequest),
     };
     answer("swaps/sessions", started, result.map(|o| (String::new(), o)))

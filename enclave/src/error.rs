@@ -57,7 +57,7 @@ fn swap_status_and_code(e: &crate::swap::SwapError) -> (u16, &'static str) {
     use crate::swap_check::CheckError as C;
     match e {
         S::NotConfigured => (501, codes::SWAPS_NOT_CONFIGURED),
-        S::BadTerms(_) => (400, codes::INVALID_FIELD),
+        S::BadTerms(_) | S::MinOutBelowQuote(_) => (400, codes::INVALID_FIELD),
         S::Check(C::FundingFailed) => (400, codes::FUNDING_FAILED),
         S::Check(C::FundingWrongPayer) => (400, codes::FUNDING_WRONG_PAYER),
         S::Check(C::FundingNotForThisSession) => (400, codes::FUNDING_NOT_FOR_THIS_SESSION),

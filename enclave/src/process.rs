@@ -105,10 +105,7 @@ impl Enclave {
             tools_config: config.tools.clone(),
             swaps: RwLock::new(None),
             swaps_config: config.swaps.clone(),
-            funds: Funds::new(
-                config.swaps.as_ref().map_or(crate::funds::DEFAULT_QUIET_BLOCKS, |s| s.payout_quiet_blocks),
-                config.witnesses()?,
-            ),
+            funds: Funds::new(config.swaps.as_ref(), config.witnesses()?),
         })
     }
 
@@ -149,8 +146,8 @@ impl Enclave {
     }
 
     /// A new one-shot session (DESIGN §11).
-    pub fn open_session(&self, terms: SessionTerms) -> Result<OpenedSession, ProcessError> {
-        Ok(self.swaps()?.open_session(&self.custody, &self.keys, terms)?)
+    pub async fn open_session(&self, terms: SessionTerms) -> Result<OpenedSession, ProcessError> {
+        Ok(self.swaps()?.open_oneshot(&self.custody, &self.keys, terms).await?)
     }
 
     /// One step of a session.

@@ -51,6 +51,25 @@ pub struct SwapsConfig {
     /// (crate::funds; 151 covers every transaction an earlier boot signed).
     #[serde(default = "default_quiet_blocks")]
     pub payout_quiet_blocks: u64,
+    /// Managed wallets' pool: the smallest amount (base units) an encrypt, a withdrawal or a
+    /// shield moves, per mint (base58); other mints take `defaultMinAmount`. Books then grow
+    /// only with holders of real value (DESIGN §13).
+    #[serde(default)]
+    pub min_amounts: std::collections::HashMap<String, u64>,
+    #[serde(default = "default_min_amount")]
+    pub default_min_amount: u64,
+    /// A one-shot session's `minOut` must be at least the router's quote now less this: the
+    /// relay sets the terms, so this is all it can take from a swap (DESIGN §13).
+    #[serde(default = "default_oneshot_max_slippage_bps")]
+    pub oneshot_max_slippage_bps: u16,
+}
+
+fn default_oneshot_max_slippage_bps() -> u16 {
+    1_000
+}
+
+fn default_min_amount() -> u64 {
+    1_000
 }
 
 fn default_quiet_blocks() -> u64 {
@@ -83,6 +102,8 @@ pub enum SwapError {
     NotConfigured,
     #[error("the session terms are malformed: {0}")]
     BadTerms(&'static str),
+    #[error("minOut is below {0}, the router's quote now less the most slippage this enclave allows")]
+    MinOutBelowQuote(u64),
     #[error("{0}")]
     Check(#[from] CheckError),
     #[error("the funding transaction is not on chain (yet)")]
@@ -118,6 +139,7 @@ pub struct Swaps {
     router: Router,
     router_programs: Vec<Address>,
     program_id: Address,
+    oneshot_max_slippage_bps: u16,
 }
 
 fn chain_error(e: chain::ChainError) -> SwapError {
@@ -148,7 +170,8 @@ impl Swaps {
             .iter()
             .map(|p| Address::parse(p).ok_or_else(|| format!("swaps.routerPrograms: `{p}` is not base58")))
             .collect::<Result<_, _>>()?;
-        Ok(Swaps { chain, router, router_programs, program_id })
+        let oneshot_max_slippage_bps = config.oneshot_max_slippage_bps.min(10_000);
+        Ok(Swaps { chain, router, router_programs, program_id, oneshot_max_slippage_bps })
     }
 
     /// A new session: a fresh key sealed with `terms`, and the commitment signed by this
@@ -181,6 +204,22 @@ impl Swaps {
                 signature: b64::encode(signature),
             },
         })
+    }
+
+    /// A one-shot session, whose terms the relay sets: opened only if its `minOut` is at least
+    /// the router's quote now less `oneshotMaxSlippageBps`.
+    pub async fn open_oneshot(
+        &self,
+        custody: &Custody,
+        keys: &EnclaveKeys,
+        terms: SessionTerms,
+    ) -> Result<OpenedSession, SwapError> {
+        let t = terms.parse().map_err(|e| SwapError::BadTerms(malformed_field(&e)))?;
+        let floor = self.least_out(&t.from_mint, &t.to_mint, t.amount, self.oneshot_max_slippage_bps).await?;
+        if t.min_out < floor {
+            return Err(SwapError::MinOutBelowQuote(floor));
+        }
+        self.open_session(custody, keys, terms)
     }
 
     fn open(&self, custody: &Custody, blob: &str) -> Result<Session, SwapError> {

@@ -430,3 +430,30 @@ async fn a_substituted_wallet_address_is_refused_before_any_funds_move() {
         "nothing moved"
     );
 }
+
+/// The host opens one-shot sessions at the enclave itself, choosing the least output: below
+/// the router's quote now less the enclave's most slippage (1,000 bps by default) nothing is
+/// committed; at the quote less 1 % the enclave signs the terms as asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_one_shot_min_out_below_the_enclaves_quote_is_never_committed() {
+    let (w, _, host) = world(None, 0).await;
+    let router = chain::Router::new(&w.router_url, None, Duration::from_secs(10), None);
+    let amount = 10 * USDC;
+    let quoted = router.quote(&w.usdc, &w.token, amount, 0).await.unwrap().out_amount;
+    let floor = (u128::from(quoted) * 9_000 / 10_000) as u64;
+    let terms = |min_out: u64| {
+        json!({"sessionId": "2b1f0c7e-9d3a-4c51-8e6f-0a9b8c7d6e5f", "payer": address_of(&new_key()).to_string(),
+               "fromMint": w.usdc.to_string(), "toMint": w.token.to_string(), "amount": amount.to_string(),
+               "destination": address_of(&new_key()).to_string(), "minOut": min_out.to_string(),
+               "expiresAt": now() + 300})
+    };
+    let url = format!("http://127.0.0.1:{}/swaps/sessions", w.stack.enclave_ports()[0]);
+    for min_out in [0, 1, floor - 1] {
+        let (status, body) = host.post(&url, &terms(min_out)).await;
+        assert_eq!((status, body["error"].as_str()), (400, Some("invalid_field")), "minOut {min_out}: {body}");
+        assert!(body["message"].as_str().unwrap().contains(&floor.to_string()), "{body}");
+    }
+    let (status, opened) = host.post(&url, &terms(quoted - quoted / 100)).await;
+    assert_eq!(status, 200, "{opened}");
+    assert_eq!(opened["commitment"]["terms"]["minOut"], (quoted - quoted / 100).to_string());
+}

@@ -263,6 +263,12 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
     let headers = signed(&owner, &enc, &over, now(), "n-over");
     let over_answer = post(&w, &enc, API_KEY, &over, Some((&headers.0, &headers.1, &headers.2))).await;
     assert_eq!(code(&over_answer), (409, "insufficient_public_balance"));
+    // Below the mint's minimum (the enclave's default, 1,000 base units), owner-signed: refused.
+    let tiny = json!({"mint": w.usdc.to_string(), "amount": "999"}).to_string();
+    let headers = signed(&owner, &enc, &tiny, now(), "n-tiny");
+    let tiny_answer = post(&w, &enc, API_KEY, &tiny, Some((&headers.0, &headers.1, &headers.2))).await;
+    assert_eq!(code(&tiny_answer), (400, "invalid_field"));
+    assert!(tiny_answer.1["message"].as_str().unwrap().contains("minimum of 1000"), "{}", tiny_answer.1);
     assert_eq!(code(&post(&w, &path, API_KEY, "not json", None).await), (400, "bad_request"));
     let zero =
         json!({"mint": w.usdc.to_string(), "amount": "0", "destinationPubkey": destination.to_string()}).to_string();

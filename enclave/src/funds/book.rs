@@ -11,10 +11,19 @@
 //! - **Idempotency**: a landed transaction is credited once; an order id (derived from the
 //!   owner's nonce) is debited once: open until its payout lands, then kept among `doneOrders`
 //!   for [`DONE_ORDER_SECS`].
+//! - **Bounded**: credited transactions are remembered for [`CREDIT_HORIZON_SLOTS`]; the book
+//!   records the horizon and refuses to credit anything that landed before it, so what it
+//!   keeps grows with the traffic of a day, not of the pool's life. Balances grow only with
+//!   holders of at least the mint's minimum amount (`mod.rs`).
+//!
+//! Encoding (sealed, so only this enclave reads it): the small fields as JSON, then the two
+//! large tables as fixed-width records, which a step decodes and encodes in linear time (a
+//! book of 100,000 wallets is 4 MB; docs/benchmarks.md).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use shared::address::Address;
 use shared::privacy::{PrivacyAnswer, WithdrawalOrder};
 use shared::witness::Head;
 use zeroize::Zeroizing;
@@ -22,6 +31,11 @@ use zeroize::Zeroizing;
 /// How long a landed order's id is remembered: a client may re-sign a request with the same
 /// nonce (after `request_predates_boot`) for a day (docs/wallets.md).
 pub const DONE_ORDER_SECS: u64 = 2 * 24 * 3600;
+
+/// How long a credited transaction is remembered: a day of 400 ms slots. The relay credits a
+/// transaction as soon as it is finalized; one it held back for a day is refused (its tokens
+/// stay in the pool, a residual risk docs/wallets.md states).
+pub const CREDIT_HORIZON_SLOTS: u64 = 216_000;
 
 /// The private balances of one mint: the plaintext of a `privacy-book` sealed object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,10 +46,14 @@ pub struct Book {
     pub version: u64,
     /// The digest of the parent book's blob (all zeros for a mint's first book).
     pub parent: String,
-    /// Wallet address → base units.
-    pub balances: BTreeMap<String, u64>,
-    /// Pool transactions already credited.
-    pub credited: BTreeSet<String>,
+    /// Transactions that landed before this slot are no longer credited.
+    pub horizon: u64,
+    /// Wallet address → base units (never 0).
+    #[serde(skip)]
+    pub balances: BTreeMap<Address, u64>,
+    /// Pool transactions credited since the horizon: sha256 of the signature → its slot.
+    #[serde(skip)]
+    pub credited: BTreeMap<[u8; 32], u64>,
     /// Debited orders whose payout has not been seen landed: order id → its payout.
     pub open_orders: BTreeMap<String, OpenOrder>,
     /// Orders whose payout landed: order id → when the order was issued.
@@ -71,6 +89,8 @@ pub enum BookError {
     Short { held: u64, owed: u128 },
     #[error("a balance would overflow")]
     Overflow,
+    #[error("this transaction landed before slot {0}, the oldest this book still credits")]
+    BeforeHorizon(u64),
 }
 
 impl Book {
@@ -81,8 +101,9 @@ impl Book {
             pool: pool.to_string(),
             version: 0,
             parent: Head::genesis().digest,
+            horizon: 0,
             balances: BTreeMap::new(),
-            credited: BTreeSet::new(),
+            credited: BTreeMap::new(),
             open_orders: BTreeMap::new(),
             done_orders: BTreeMap::new(),
             released: None,
@@ -104,27 +125,45 @@ impl Book {
         balances + self.open_orders.values().map(|o| u128::from(o.amount)).sum::<u128>()
     }
 
-    pub fn balance(&self, holder: &str) -> u64 {
+    pub fn balance(&self, holder: &Address) -> u64 {
         self.balances.get(holder).copied().unwrap_or(0)
     }
 
-    /// Credits `amount` to `holder` for the landed transaction `signature`, once.
-    pub fn credit(&mut self, holder: &str, signature: &str, amount: u64) -> Result<u64, BookError> {
-        if self.credited.contains(signature) {
+    /// Whether the transaction `signature` was credited since the horizon.
+    pub fn was_credited(&self, signature: &str) -> bool {
+        self.credited.contains_key(&shared::sha256(signature.as_bytes()))
+    }
+
+    /// Credits `amount` to `holder` for the transaction `signature` that landed at `slot`, once.
+    pub fn credit(&mut self, holder: &Address, (signature, slot): (&str, u64), amount: u64) -> Result<u64, BookError> {
+        if slot < self.horizon {
+            return Err(BookError::BeforeHorizon(self.horizon));
+        }
+        if self.was_credited(signature) {
             return Err(BookError::AlreadyCredited);
         }
         let balance = self.balance(holder).checked_add(amount).ok_or(BookError::Overflow)?;
-        self.balances.insert(holder.to_string(), balance);
-        self.credited.insert(signature.to_string());
+        if balance > 0 {
+            self.balances.insert(*holder, balance);
+        }
+        self.credited.insert(shared::sha256(signature.as_bytes()), slot);
         Ok(balance)
     }
 
+    /// Moves the horizon up to [`CREDIT_HORIZON_SLOTS`] before `slot` (never back) and forgets
+    /// the credits below it.
+    pub fn prune(&mut self, slot: u64) {
+        self.horizon = self.horizon.max(slot.saturating_sub(CREDIT_HORIZON_SLOTS));
+        let horizon = self.horizon;
+        self.credited.retain(|_, landed| *landed >= horizon);
+    }
+
     /// Debits `amount` from `holder` into the open order `id`; the balance left.
-    pub fn debit(&mut self, holder: &str, amount: u64, id: &str, order: OpenOrder) -> Result<u64, BookError> {
+    pub fn debit(&mut self, holder: &Address, amount: u64, id: &str, order: OpenOrder) -> Result<u64, BookError> {
         let left = self.balance(holder).checked_sub(amount).ok_or(BookError::Insufficient)?;
         match left {
             0 => self.balances.remove(holder),
-            _ => self.balances.insert(holder.to_string(), left),
+            _ => self.balances.insert(*holder, left),
         };
         self.open_orders.insert(id.to_string(), order);
         Ok(left)
@@ -149,21 +188,68 @@ impl Book {
         }
     }
 
-    /// The bytes sealed (JSON).
+    /// The bytes sealed: `u32` length and the JSON of the small fields, then each table as a
+    /// `u32` count of 40-byte records (a 32-byte key, a little-endian `u64`), keys ascending.
     pub fn to_plaintext(&self) -> Zeroizing<Vec<u8>> {
-        Zeroizing::new(serde_json::to_vec(self).unwrap_or_default())
+        let fields = Zeroizing::new(serde_json::to_vec(self).unwrap_or_default());
+        let records = self.balances.len() + self.credited.len();
+        let mut out = Zeroizing::new(Vec::with_capacity(12 + fields.len() + records * RECORD));
+        out.extend_from_slice(&(fields.len() as u32).to_le_bytes());
+        out.extend_from_slice(&fields);
+        write_table(&mut out, self.balances.iter().map(|(a, v)| (&a.0, *v)), self.balances.len());
+        write_table(&mut out, self.credited.iter().map(|(k, s)| (k, *s)), self.credited.len());
+        out
     }
 
     pub fn from_plaintext(plaintext: &[u8]) -> Option<Book> {
-        serde_json::from_slice(plaintext).ok()
+        let mut rest = plaintext;
+        let length = read_u32(&mut rest)? as usize;
+        let fields = take(&mut rest, length)?;
+        let mut book: Book = serde_json::from_slice(fields).ok()?;
+        book.balances = read_table(&mut rest)?.map(|(k, v)| (Address(k), v)).collect();
+        book.credited = read_table(&mut rest)?.collect();
+        (rest.is_empty() && !book.balances.values().any(|v| *v == 0)).then_some(book)
     }
 }
 
+const RECORD: usize = 40;
+
+fn write_table<'a>(out: &mut Vec<u8>, records: impl Iterator<Item = (&'a [u8; 32], u64)>, count: usize) {
+    out.extend_from_slice(&(count as u32).to_le_bytes());
+    for (key, value) in records {
+        out.extend_from_slice(key);
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+}
+
+/// A table's records, if its keys ascend strictly (so each key is there once).
+fn read_table(rest: &mut &[u8]) -> Option<impl Iterator<Item = ([u8; 32], u64)>> {
+    let count = read_u32(rest)? as usize;
+    let table = take(rest, count.checked_mul(RECORD)?)?;
+    let records = table.chunks_exact(RECORD).map(|r| (r[..32].try_into().unwrap_or([0; 32]), u64_at(&r[32..])));
+    let ascending = table.chunks_exact(RECORD).zip(table.chunks_exact(RECORD).skip(1)).all(|(a, b)| a[..32] < b[..32]);
+    ascending.then_some(records)
+}
+
+fn take<'a>(rest: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+    let (head, tail) = (rest.get(..n)?, rest.get(n..)?);
+    *rest = tail;
+    Some(head)
+}
+
+fn read_u32(rest: &mut &[u8]) -> Option<u32> {
+    Some(u32::from_le_bytes(take(rest, 4)?.try_into().ok()?))
+}
+
+fn u64_at(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes.try_into().unwrap_or_default())
+}
+
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn order(amount: u64, issued_at: u64) -> OpenOrder {
+    pub fn order(amount: u64, issued_at: u64) -> OpenOrder {
         OpenOrder {
             amount,
             destination: "d".into(),
@@ -188,21 +274,32 @@ mod tests {
         }
     }
 
-    /// Each row: a step on a book holding 10 for `a` backed by 10 on chain, and what follows.
+    const A: Address = Address([1; 32]);
+    const B: Address = Address([2; 32]);
+
+    /// Each row: a step on a book holding 10 for `A` backed by 10 on chain, and what follows.
     #[test]
     fn credits_debits_and_solvency_as_a_table() {
         type Step = fn(&mut Book) -> Result<u64, BookError>;
-        let rows: [(&str, Step, Result<u64, BookError>, u128); 6] = [
-            ("credit a new transaction", |b| b.credit("a", "s2", 5), Ok(15), 15),
-            ("credit the same transaction again", |b| b.credit("b", "s1", 5), Err(BookError::AlreadyCredited), 10),
-            ("debit part: the order stays owed", |b| b.debit("a", 4, "o1", order(4, 0)), Ok(6), 10),
-            ("debit all: the holder leaves", |b| b.debit("a", 10, "o1", order(10, 0)), Ok(0), 10),
-            ("debit more than held", |b| b.debit("a", 11, "o1", order(11, 0)), Err(BookError::Insufficient), 10),
-            ("credit past u64", |b| b.credit("a", "s3", u64::MAX), Err(BookError::Overflow), 10),
+        let rows: [(&str, Step, Result<u64, BookError>, u128); 8] = [
+            ("credit a new transaction", |b| b.credit(&A, ("s2", 60), 5), Ok(15), 15),
+            ("credit the same transaction again", |b| b.credit(&B, ("s1", 50), 5), Err(BookError::AlreadyCredited), 10),
+            (
+                "credit one that landed before the horizon",
+                |b| b.credit(&A, ("s2", 39), 5),
+                Err(BookError::BeforeHorizon(40)),
+                10,
+            ),
+            ("credit one at the horizon", |b| b.credit(&A, ("s2", 40), 5), Ok(15), 15),
+            ("debit part: the order stays owed", |b| b.debit(&A, 4, "o1", order(4, 0)), Ok(6), 10),
+            ("debit all: the holder leaves", |b| b.debit(&A, 10, "o1", order(10, 0)), Ok(0), 10),
+            ("debit more than held", |b| b.debit(&A, 11, "o1", order(11, 0)), Err(BookError::Insufficient), 10),
+            ("credit past u64", |b| b.credit(&A, ("s3", 60), u64::MAX), Err(BookError::Overflow), 10),
         ];
         for (name, step, result, owed) in rows {
             let mut book = Book::genesis("m", "p");
-            book.credit("a", "s1", 10).unwrap();
+            book.credit(&A, ("s1", 50), 10).unwrap();
+            book.horizon = 40;
             let before = book.clone();
             let got = step(&mut book);
             assert_eq!(got, result, "{name}");
@@ -214,10 +311,26 @@ mod tests {
     }
 
     #[test]
+    fn credits_are_forgotten_below_the_horizon_and_then_refused() {
+        let mut book = Book::genesis("m", "p");
+        book.credit(&A, ("old", 100), 1).unwrap();
+        book.credit(&A, ("new", 100 + CREDIT_HORIZON_SLOTS), 1).unwrap();
+        book.prune(100 + CREDIT_HORIZON_SLOTS);
+        assert_eq!((book.horizon, book.credited.len()), (100, 2), "nothing is below slot 100 yet");
+        book.prune(101 + CREDIT_HORIZON_SLOTS);
+        assert_eq!((book.horizon, book.credited.len()), (101, 1));
+        assert!(!book.was_credited("old") && book.was_credited("new"));
+        assert_eq!(book.credit(&A, ("old", 100), 1), Err(BookError::BeforeHorizon(101)), "forgotten, not creditable");
+        book.prune(5);
+        assert_eq!(book.horizon, 101, "the horizon never moves back");
+        assert_eq!(book.balance(&A), 2);
+    }
+
+    #[test]
     fn an_order_is_owed_until_it_lands_and_then_remembered_for_its_time() {
         let mut book = Book::genesis("m", "p");
-        book.credit("a", "s1", 10).unwrap();
-        book.debit("a", 10, "o1", order(10, 1_000)).unwrap();
+        book.credit(&A, ("s1", 1), 10).unwrap();
+        book.debit(&A, 10, "o1", order(10, 1_000)).unwrap();
         // The payout has not landed: the pool must still hold it.
         assert_eq!(book.solvent(9), Err(BookError::Short { held: 9, owed: 10 }));
         assert_eq!(book.solvent(10), Ok(()));
@@ -236,8 +349,33 @@ mod tests {
         let parent = Head::of(7, "parent blob");
         let child = book.child(&parent);
         assert_eq!((child.version, child.parent.as_str(), child.released.is_none()), (8, &*parent.digest, true));
-        let text = child.to_plaintext();
-        assert_eq!(Book::from_plaintext(&text), Some(child));
-        assert_eq!(Book::from_plaintext(b"{\"mint\":\"m\"}"), None, "every field is required");
+    }
+
+    #[test]
+    fn the_encoding_reads_back_exactly_and_refuses_anything_else() {
+        let mut book = Book::genesis("m", "p");
+        book.credit(&B, ("s1", 7), 3).unwrap();
+        book.credit(&A, ("s2", 9), 5).unwrap();
+        book.debit(&A, 2, "o1", order(2, 1)).unwrap();
+        let text = book.to_plaintext();
+        assert_eq!(text.len(), 4 + u32::from_le_bytes(text[..4].try_into().unwrap()) as usize + 8 + 4 * RECORD);
+        assert_eq!(Book::from_plaintext(&text), Some(book.clone()));
+        let fields = &text[4..4 + u32::from_le_bytes(text[..4].try_into().unwrap()) as usize];
+        let at = 4 + fields.len() + 4;
+        let mut swapped = text.to_vec();
+        swapped[at..at + 2 * RECORD].rotate_left(RECORD);
+        let mut zero = text.to_vec();
+        zero[at + 32..at + RECORD].fill(0);
+        let mut missing = text.to_vec();
+        missing.extend_from_slice(&[0; 4]);
+        for (name, bad) in [
+            ("keys out of order", swapped),
+            ("a zero balance", zero),
+            ("bytes left over", missing),
+            ("cut short", text[..text.len() - 1].to_vec()),
+            ("JSON only", fields.to_vec()),
+        ] {
+            assert_eq!(Book::from_plaintext(&bad), None, "{name}");
+        }
     }
 }

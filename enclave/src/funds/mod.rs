@@ -87,6 +87,8 @@ pub enum FundsError {
     Witness(#[from] WitnessError),
     #[error("the pool key {0} holds too little SOL for fees and token-account rent; the operator funds it")]
     PoolUnfunded(String),
+    #[error("amount is below this mint's minimum of {0} base units")]
+    BelowMinimum(u64),
     #[error("nothing is signed until {0} more blocks pass (what earlier boots signed must settle)")]
     WarmingUp(u64),
     #[error("internal error")]
@@ -98,8 +100,9 @@ impl FundsError {
         use shared::wire::codes;
         Some(match self {
             FundsError::Swap(_) => return None,
-            FundsError::Book(BookError::AlreadyCredited) => (409, codes::NOTHING_TO_DO),
+            FundsError::Book(BookError::AlreadyCredited | BookError::BeforeHorizon(_)) => (409, codes::NOTHING_TO_DO),
             FundsError::BadBody(_) | FundsError::Book(BookError::Overflow) => (400, codes::INVALID_FIELD),
+            FundsError::BelowMinimum(_) => (400, codes::INVALID_FIELD),
             FundsError::Witness(_) => (400, codes::INVALID_FIELD),
             FundsError::OwnerSignatureRequired => (401, codes::OWNER_SIGNATURE_REQUIRED),
             FundsError::OwnerSignatureInvalid => (403, codes::OWNER_SIGNATURE_INVALID),
@@ -171,6 +174,8 @@ impl Start {
 
 pub struct Funds {
     quiet_blocks: u64,
+    /// Per mint, the smallest amount an encrypt, a withdrawal or a shield moves; and the rest's.
+    minimums: (HashMap<String, u64>, u64),
     /// The freshness witness's keys (measured configuration).
     witnesses: Vec<Address>,
     lineage: Lineage,
@@ -184,9 +189,10 @@ pub struct Funds {
 }
 
 impl Funds {
-    pub fn new(quiet_blocks: u64, witnesses: Vec<Address>) -> Self {
+    pub fn new(swaps: Option<&crate::swap::SwapsConfig>, witnesses: Vec<Address>) -> Self {
         Funds {
-            quiet_blocks,
+            quiet_blocks: swaps.map_or(DEFAULT_QUIET_BLOCKS, |s| s.payout_quiet_blocks),
+            minimums: swaps.map_or_else(Default::default, |s| (s.min_amounts.clone(), s.default_min_amount)),
             witnesses,
             lineage: Lineage::default(),
             nonces: Nonces::default(),
@@ -273,7 +279,7 @@ impl Funds {
                 if opened.mint != mint {
                     return Err(sealed());
                 }
-                let held = opened.balance(&wallet.address.to_string()).to_string();
+                let held = opened.balance(&wallet.address).to_string();
                 let mut statement = BalanceStatement {
                     wallet_id: wallet.id,
                     wallet: wallet.address.to_string(),
@@ -467,7 +473,7 @@ impl Funds {
         pool: &str,
         blob: Option<&str>,
     ) -> Result<PrivacyAnswer, FundsError> {
-        let fields = read_fields(&a.body, true)?;
+        let fields = self.fields(&a.body, true)?;
         let pool = open_pool(env.custody, pool)?;
         let _mint = self.lock(&fields.mint).await;
         let (head, book) = self.open_head(env, blob, &fields.mint, &pool)?;
@@ -504,12 +510,12 @@ impl Funds {
     ) -> Result<PrivacyAnswer, FundsError> {
         let _mint = self.lock(mint).await;
         let (head, mut book) = self.open_head(env, blob, mint, pool)?;
-        if book.credited.contains(signature) {
+        if book.was_credited(signature) {
             return Err(FundsError::Book(BookError::AlreadyCredited));
         }
-        let amount = payout::deposited(env, pool, from, mint, signature).await?;
+        let (amount, slot) = payout::deposited(env, pool, from, mint, signature).await?;
         let held = self.reconcile(env, pool, &mut book).await?;
-        let balance = book.credit(&holder.to_string(), signature, amount)?;
+        let balance = book.credit(holder, (signature, slot), amount)?;
         book.solvent(held)?;
         let released = PrivacyAnswer {
             mint: Some(mint.to_string()),
@@ -530,7 +536,20 @@ impl Funds {
         let (held, slot) = env.swaps.chain().token_balance_at(&ata(&pool.address, &mint)).await.map_err(chain_error)?;
         let landed = payout::landed_orders(env, book, slot).await?;
         book.landed(&landed, env.now);
+        book.prune(slot);
         Ok(held.unwrap_or(0))
+    }
+
+    /// `{mint, amount}` (and `destinationPubkey`) of an encrypt, a withdrawal or a shield, the
+    /// amount at least the mint's minimum.
+    fn fields(&self, body: &Value, with_destination: bool) -> Result<Fields, FundsError> {
+        let fields = read_fields(body, with_destination)?;
+        let (per_mint, default) = &self.minimums;
+        let minimum = per_mint.get(&fields.mint.to_string()).copied().unwrap_or(*default);
+        match fields.amount >= minimum {
+            true => Ok(fields),
+            false => Err(FundsError::BelowMinimum(minimum)),
+        }
     }
 
     /// Nothing is signed until `quiet_blocks` after this boot first wanted to sign: by then
@@ -561,7 +580,7 @@ async fn statement(
         pool_token_account: ata(&pool.address, &mint).to_string(),
         pool_balance: held.to_string(),
         liabilities: book.liabilities().to_string(),
-        wallets: book.balances.values().filter(|v| **v > 0).count() as u64,
+        wallets: book.balances.len() as u64,
         book_version: head.version,
         book_digest: head.digest.clone(),
         block_height: height,
@@ -604,6 +623,7 @@ fn amount_field(body: &Value) -> Result<u64, FundsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zeroize::Zeroizing;
 
     #[test]
     fn fields_come_from_the_body_and_are_strict() {
@@ -626,5 +646,44 @@ mod tests {
         }
         let no_destination = format!(r#"{{"mint":"{mint}","amount":"1"}}"#);
         assert!(read_fields(&json(&no_destination), true).is_err());
+    }
+
+    #[test]
+    fn amounts_below_the_mints_minimum_are_refused() {
+        let (usdc, other) = (Address([3; 32]).to_string(), Address([4; 32]).to_string());
+        let config = serde_json::json!({"rpcUrl": "http://127.0.0.1:1", "routerUrl": "http://127.0.0.1:2",
+                                        "minAmounts": {usdc.clone(): 10_000}, "defaultMinAmount": 50});
+        let funds = Funds::new(Some(&serde_json::from_value(config).unwrap()), Vec::new());
+        let body = |mint: &str, amount: u64| serde_json::json!({"mint": mint, "amount": amount.to_string()});
+        assert!(matches!(funds.fields(&body(&usdc, 9_999), false), Err(FundsError::BelowMinimum(10_000))));
+        assert_eq!(funds.fields(&body(&usdc, 10_000), false).map(|f| f.amount).ok(), Some(10_000));
+        assert!(matches!(funds.fields(&body(&other, 49), false), Err(FundsError::BelowMinimum(50))));
+        assert!(funds.fields(&body(&other, 50), false).is_ok());
+        assert!(Funds::new(None, Vec::new()).fields(&body(&other, 1), false).is_ok(), "no pool, no minimum");
+    }
+
+    /// 20,000 encrypts of one mint (issue 24's freeze: the old JSON book passed the step's body
+    /// limit near 11,000) and 20,000 holders: the sealed book still fits a step with room for
+    /// five times more, still credits and debits, and forgets the credits a day later.
+    #[test]
+    fn twenty_thousand_encrypts_leave_the_mint_working() {
+        let keks = crate::sealed::Keks { current: Zeroizing::new([7; 32]), previous: Vec::new() };
+        let header = crate::sealed::Header { id: [1; 16], kind: BOOK_KIND.into(), version: 1 };
+        let mut book = Book::genesis("mint", "pool");
+        for i in 0..20_000u32 {
+            let holder = Address(shared::sha256(&i.to_le_bytes()));
+            book.credit(&holder, (&format!("encrypt {i}"), 1_000 + u64::from(i / 10)), 1_000).unwrap();
+        }
+        let sealed = b64::encode(&crate::sealed::seal(&keks, &header, &book.to_plaintext()).unwrap());
+        assert!(sealed.len() * 5 < crate::api::MAX_BOOK_STEP_BODY, "{} bytes", sealed.len());
+        let opened = crate::sealed::open(&keks, &b64::decode(&sealed).unwrap()).unwrap();
+        let mut book = Book::from_plaintext(&opened.plaintext).unwrap();
+        assert_eq!((book.balances.len(), book.credited.len(), book.liabilities()), (20_000, 20_000, 20_000_000));
+        book.credit(&Address([1; 32]), ("one more", 4_000), 1_000).unwrap();
+        let order = |amount| book::tests::order(amount, 0);
+        book.debit(&Address([1; 32]), 1_000, "o", order(1_000)).unwrap();
+        book.solvent(20_001_000).unwrap();
+        book.prune(3_000 + book::CREDIT_HORIZON_SLOTS);
+        assert_eq!(book.credited.len(), 1, "a day later only the newest credit is remembered");
     }
 }

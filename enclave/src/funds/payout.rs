@@ -62,7 +62,7 @@ pub async fn pay_out(
     p: Payout,
 ) -> Result<PrivacyAnswer, FundsError> {
     let held = funds.reconcile(env, pool, &mut book).await?;
-    if book.balance(&p.holder.to_string()) < p.amount {
+    if book.balance(&p.holder) < p.amount {
         return Err(super::BookError::Insufficient.into());
     }
     // A debit into an open order leaves what is owed unchanged: check before signing.
@@ -95,7 +95,7 @@ pub async fn pay_out(
         order,
     };
     let released = released_payout(&open, &p.mint);
-    let left = book.debit(&p.holder.to_string(), p.amount, &p.order_id, open)?;
+    let left = book.debit(&p.holder, p.amount, &p.order_id, open)?;
     funds.propose(env, &head, book, PrivacyAnswer { balance: Some(left.to_string()), ..released })
 }
 
@@ -116,7 +116,7 @@ fn released_payout(open: &OpenOrder, mint: &Address) -> PrivacyAnswer {
 /// current payout, nothing debited again.
 pub fn answer_of(open: &OpenOrder, book: &Book, holder: &Address) -> PrivacyAnswer {
     let mint = Address::parse(&book.mint).unwrap_or(Address([0; 32]));
-    PrivacyAnswer { balance: Some(book.balance(&holder.to_string()).to_string()), ..released_payout(open, &mint) }
+    PrivacyAnswer { balance: Some(book.balance(holder).to_string()), ..released_payout(open, &mint) }
 }
 
 /// The payout of `amount` from the pool to `destination`, carrying the order's memo; the
@@ -271,17 +271,18 @@ pub async fn landed_orders(env: &Env<'_>, book: &Book, slot: u64) -> Result<Vec<
     Ok(ids.into_iter().zip(statuses).filter(|(_, s)| landed(s)).map(|(id, _)| id).collect())
 }
 
-/// What a landed pool transaction moved from `from`'s token account into the pool's, as the
-/// chain recorded it.
+/// What a finalized pool transaction moved from `from`'s token account into the pool's, as the
+/// chain recorded it, and its slot. Only `finalized`: a credit is a promise to pay out, and a
+/// `confirmed` block can still be dropped in a fork, taking the deposit with it.
 pub async fn deposited(
     env: &Env<'_>,
     pool: &Pool,
     from: &Address,
     mint: &Address,
     signature: &str,
-) -> Result<u64, FundsError> {
-    let landed =
-        env.swaps.chain().transaction(signature).await.map_err(chain_error)?.ok_or(SwapError::FundingNotFound)?;
+) -> Result<(u64, u64), FundsError> {
+    let chain = env.swaps.chain().clone().with_commitment(chain::Commitment::Finalized);
+    let landed = chain.transaction(signature).await.map_err(chain_error)?.ok_or(SwapError::FundingNotFound)?;
     let meta = landed
         .meta
         .as_ref()
@@ -304,5 +305,5 @@ pub async fn deposited(
     if gained <= 0 || lost != gained {
         return Err(nothing("that transaction did not move this wallet's tokens into the pool"));
     }
-    u64::try_from(gained).map_err(|_| sealed())
+    Ok((u64::try_from(gained).map_err(|_| sealed())?, landed.slot))
 }

@@ -22,7 +22,7 @@ use shared::solana::{Instruction, Message, Transaction, associated_token, system
 
 use super::keys::{Pool, seal_key};
 use super::payout::Payout;
-use super::{Admitted, Env, Funds, FundsError, chain_error, nothing, read_fields, sealed};
+use super::{Admitted, Env, Funds, FundsError, chain_error, nothing, sealed};
 use crate::custody::Custody;
 use crate::keys::SeedText;
 use crate::swap_check::ata;
@@ -84,7 +84,7 @@ pub(super) async fn start(
     a: &Admitted,
     pool: &Pool,
 ) -> Result<PrivacyAnswer, FundsError> {
-    let (wallet, fields) = (&a.wallet, read_fields(&a.body, true)?);
+    let (wallet, fields) = (&a.wallet, funds.fields(&a.body, true)?);
     let destination = fields.destination.ok_or(FundsError::BadBody("destinationPubkey"))?;
     if destination == wallet.address || destination == pool.address {
         return Err(FundsError::BadBody("destinationPubkey"));
@@ -120,7 +120,7 @@ pub(super) async fn hop(
     if book.open_orders.contains_key(&hop.shield_id) || book.done_orders.contains_key(&hop.shield_id) {
         return Err(nothing("the hop is already signed"));
     }
-    if !book.balances.contains_key(&hop.address.to_string()) {
+    if !book.balances.contains_key(&hop.address) {
         return Err(nothing("the intermediate key holds no private balance"));
     }
     let chain = env.swaps.chain();

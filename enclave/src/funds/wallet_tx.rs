@@ -11,7 +11,7 @@ use shared::swap::SessionTerms;
 
 use super::keys::{Pool, Wallet};
 use super::payout::{POOL_MIN_LAMPORTS, check_pool_funded};
-use super::{Admitted, Env, Funds, FundsError, address_field, amount_field, chain_error, read_fields, sealed};
+use super::{Admitted, Env, Funds, FundsError, address_field, amount_field, chain_error, sealed};
 use crate::swap_check::ata;
 
 /// A managed swap's session key's fees, on top of two token accounts' rent (as the relay gives
@@ -23,7 +23,7 @@ const MANAGED_SESSION_SECS: u64 = 600;
 /// The encrypt transaction: the pool pays the fee and creates its token account when needed;
 /// the wallet's whole `amount` moves into it. Signed by both keys.
 pub async fn encrypt(funds: &Funds, env: &Env<'_>, a: &Admitted, pool: &Pool) -> Result<PrivacyAnswer, FundsError> {
-    let fields = read_fields(&a.body, false)?;
+    let fields = funds.fields(&a.body, false)?;
     let answer = deposit(funds, env, &a.wallet, pool, &fields.mint, fields.amount).await?;
     Ok(PrivacyAnswer { request_id: Some(a.request_id.clone()), ..answer })
 }

@@ -285,15 +285,15 @@ async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
         }
     };
     crate::failpoint::hit(&format!("swap:{}:sent", pending.kind));
-    let verdict = chain::confirm(
-        &agents.chain,
-        &pending.signature,
-        pending.last_valid_block_height as u64,
-        Commitment::Confirmed,
-        wait,
-    )
-    .await
-    .map_err(RelayError::Chain)?;
+    // The enclave credits a deposit into the pool only once it is finalized (DESIGN §13).
+    let commitment = match pending.kind.as_str() {
+        kind::ENCRYPT | shield::KIND_DEPOSIT => Commitment::Finalized,
+        _ => Commitment::Confirmed,
+    };
+    let verdict =
+        chain::confirm(&agents.chain, &pending.signature, pending.last_valid_block_height as u64, commitment, wait)
+            .await
+            .map_err(RelayError::Chain)?;
     if matches!(pending.kind.as_str(), shield::KIND_DEPOSIT | shield::KIND_DELIVER | shield::KIND_CLOSE) {
         return Ok(match verdict {
             Confirmation::TimedOut => Next::Later(1),
