@@ -48,7 +48,7 @@ fn benches(c: &mut Criterion) {
                 let mut book = Book::from_plaintext(&open(&keks, &bytes).unwrap().plaintext).unwrap();
                 book.credit(&Address([9; 32]), ("new transaction", 2_000), 1_000).unwrap();
                 book.prune(2_000);
-                let sealed = shared::b64::encode(&seal(&keks, &header, &book.to_plaintext()).unwrap());
+                let sealed = shared::b64::encode(seal(&keks, &header, &book.to_plaintext()).unwrap());
                 shared::witness::Head::of(book.version + 1, &sealed)
             })
         });

@@ -5,7 +5,8 @@
 //! configuration): funding is checked on chain, amounts to move are the balances the chain
 //! shows. A step that signs returns the transaction for the relay to record and broadcast. The
 //! session key signs only the router's swap (after `swap_check`) and transactions built here,
-//! which pay the committed destination or the payer, nobody else.
+//! which pay the committed destination or the payer tokens, nobody else, and give the SOL
+//! left back to whoever funded it (the payer; the pool for a managed swap).
 
 use std::time::Duration;
 
@@ -124,6 +125,10 @@ pub enum SwapError {
 struct SessionSecret {
     seed: SeedText,
     terms: SessionTerms,
+    /// Who funded the session's SOL and gets back what is left of it (rent, unused fees): the
+    /// pool of a managed swap; none for a one-shot, whose payer funded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sol_from: Option<String>,
 }
 
 /// An opened session: its key and terms.
@@ -132,6 +137,8 @@ struct Session {
     address: Address,
     terms: ParsedTerms,
     text: SessionTerms,
+    /// Where the session's SOL returns: the pool of a managed swap, else the payer.
+    sol_to: Address,
 }
 
 pub struct Swaps {
@@ -181,11 +188,13 @@ impl Swaps {
         custody: &Custody,
         keys: &EnclaveKeys,
         terms: SessionTerms,
+        sol_from: Option<Address>,
     ) -> Result<OpenedSession, SwapError> {
         let parsed = terms.parse().map_err(|e| SwapError::BadTerms(malformed_field(&e)))?;
         let key = SigningKey::generate(&mut OsRng);
         let address = Address(key.verifying_key().to_bytes());
-        let secret = SessionSecret { seed: SeedText::of(&key), terms: terms.clone() };
+        let sol_from = sol_from.map(|a| a.to_string());
+        let secret = SessionSecret { seed: SeedText::of(&key), terms: terms.clone(), sol_from };
         let plaintext = Zeroizing::new(serde_json::to_vec(&secret).map_err(|_| SwapError::Sealed)?);
         let (id, blob) = custody.seal_new(SESSION_KIND, &plaintext).map_err(|_| SwapError::Sealed)?;
         let signature = keys.signer().sign(&SessionCommitment::message(&parsed, &address)).to_bytes();
@@ -219,7 +228,7 @@ impl Swaps {
         if t.min_out < floor {
             return Err(SwapError::MinOutBelowQuote(floor));
         }
-        self.open_session(custody, keys, terms)
+        self.open_session(custody, keys, terms, None)
     }
 
     fn open(&self, custody: &Custody, blob: &str) -> Result<Session, SwapError> {
@@ -227,7 +236,11 @@ impl Swaps {
         let secret: SessionSecret = serde_json::from_slice(&plaintext).map_err(|_| SwapError::Sealed)?;
         let key = secret.seed.key().ok_or(SwapError::Sealed)?;
         let terms = secret.terms.parse().map_err(|_| SwapError::Sealed)?;
-        Ok(Session { address: Address(key.verifying_key().to_bytes()), key, terms, text: secret.terms })
+        let sol_to = match &secret.sol_from {
+            Some(text) => Address::parse(text).ok_or(SwapError::Sealed)?,
+            None => terms.payer,
+        };
+        Ok(Session { address: Address(key.verifying_key().to_bytes()), key, terms, text: secret.terms, sol_to })
     }
 
     /// One step of a session.
@@ -292,7 +305,8 @@ impl Swaps {
 
     /// Moves everything the session holds out and closes its accounts: on delivery the output
     /// to the destination and anything left of the input to the payer; on a refund (`deliver`
-    /// false) both to the payer. The rent and the remaining lamports go to the payer.
+    /// false) both to the payer. The rent and the remaining lamports go back to whoever funded
+    /// them (`Session::sol_to`).
     async fn sweep(&self, s: &Session, deliver: bool) -> Result<StepAnswer, SwapError> {
         let payer = s.terms.payer;
         let output_to = if deliver { s.terms.destination } else { payer };
@@ -316,7 +330,7 @@ impl Swaps {
             if mint == reported {
                 moved = amount;
             }
-            ixs.push(token::close_account(&source, &payer, &s.address));
+            ixs.push(token::close_account(&source, &s.sol_to, &s.address));
         }
         if deliver && moved == 0 {
             return Err(SwapError::NothingToDo("the session holds no output"));
@@ -324,7 +338,7 @@ impl Swaps {
         let lamports = self.chain.balance(&s.address).await.map_err(chain_error)?;
         let rest = lamports.saturating_sub(rent + SIGNATURE_FEE);
         if rest > 0 {
-            ixs.push(system::transfer(&s.address, &payer, rest));
+            ixs.push(system::transfer(&s.address, &s.sol_to, rest));
         }
         if ixs.is_empty() {
             return Err(SwapError::NothingToDo("the session holds nothing"));

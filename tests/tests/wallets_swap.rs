@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use chain::Chain;
 use e2e::swaps::SwapWorld;
 use e2e::wallets::{
     OTHER_KEY, code, ephemeral, get, key_empty, newest_session, owned_wallet, post, post_signed, settle, signed, svc,
@@ -65,6 +66,10 @@ async fn a_managed_swap_pays_the_destination_once_and_a_failed_one_refunds_the_w
     pair.extend_from_slice(&address_of(&owner).0);
     std::fs::write(&owner_file, serde_json::to_string(&pair).unwrap()).unwrap();
     let (usdc, token) = (w.usdc.to_string(), w.token.to_string());
+    let pool = Address::parse(&w.client().reserves(&usdc).await.unwrap().pool).unwrap();
+    let rpc = &w.rpc;
+    let sol = |who: Address| async move { rpc.balance(&who).await.unwrap() };
+    let (pool_sol, wallet_sol) = (sol(pool).await, sol(wallet).await);
     let started = svc(
         &w,
         &[
@@ -96,6 +101,12 @@ async fn a_managed_swap_pays_the_destination_once_and_a_failed_one_refunds_the_w
     assert!(min_out > 0 && out >= min_out, "{out} against {min_out}");
     assert_eq!(w.balance(&wallet, &w.usdc).await, 40 * USDC, "the wallet paid once");
     assert!(session_key_empty(&w, &session).await, "{session}");
+    // The session's SOL went back to the pool that funded it: the pool spent the fees and the
+    // rent of the fresh destination's token account, and the wallet's SOL is untouched.
+    let rent = w.rpc.minimum_balance_for_rent_exemption(165).await.unwrap();
+    let spent = pool_sol - sol(pool).await;
+    assert!(spent > rent && spent <= rent + 100_000, "the pool spent {spent} lamports (rent {rent})");
+    assert_eq!(sol(wallet).await, wallet_sol);
     // The receipt, signed by the attested enclave, names the wallet's funding.
     let receipt = w.client().swap_receipt(session_id, None).await.unwrap();
     assert!(receipt.signer_attested);
@@ -175,4 +186,31 @@ async fn a_managed_swap_survives_relay_kills_around_its_funding() {
         assert_eq!(out.to_string(), session["actualOut"].as_str().unwrap(), "{label}: delivered once");
         assert!(session_key_empty(&w, &session).await, "{label}: {session}");
     }
+}
+
+/// The pool pays the SOL of swaps, shields and withdrawals, so an account starts at most
+/// `dailyPoolOperations` of them a day: past it `429 rate_limited` (with `Retry-After`), nothing
+/// moved; the same signed request resent is still answered (a retry is not a new operation).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_account_starts_at_most_its_daily_pool_operations() {
+    let (w, hook) = world_with(json!({"wallets": {"dailyPoolOperations": 1}}), None).await;
+    let (id, wallet, owner) = owned_wallet(&w, &hook, 50 * USDC).await;
+    let path = format!("/agents/v1/wallets/{id}/swap");
+    let body = swap_body(&w, 10 * USDC, &address_of(&new_key()));
+    let (t, n, s) = signed(&owner, &path, &body, e2e::wallets::now(), "first");
+    let first = post(&w, &path, API_KEY, &body, Some((&t, &n, &s))).await;
+    assert_eq!(first.0, 200, "{}", first.1);
+    let again = post(&w, &path, API_KEY, &body, Some((&t, &n, &s))).await;
+    assert_eq!(again.1["sessionId"], first.1["sessionId"], "the retry is answered as before");
+    let second = swap_body(&w, 10 * USDC, &address_of(&new_key()));
+    let refused = post_signed(&w, &path, &owner, &second).await;
+    assert_eq!(code(&refused), (429, "rate_limited"), "{}", refused.1);
+    let withdraw = format!("/agents/v1/wallets/{id}/withdraw");
+    let out = json!({"mint": w.usdc.to_string(), "amount": USDC.to_string(),
+                     "destinationPubkey": address_of(&new_key()).to_string()})
+    .to_string();
+    assert_eq!(code(&post_signed(&w, &withdraw, &owner, &out).await), (429, "rate_limited"));
+    let session = e2e::wallets::settle(&w, first.1["sessionId"].as_str().unwrap()).await;
+    assert_eq!(session["state"], "settled", "{session}");
+    assert_eq!(w.balance(&wallet, &w.usdc).await, 40 * USDC, "only the first swap moved anything");
 }

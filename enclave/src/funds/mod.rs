@@ -674,7 +674,7 @@ mod tests {
             let holder = Address(shared::sha256(&i.to_le_bytes()));
             book.credit(&holder, (&format!("encrypt {i}"), 1_000 + u64::from(i / 10)), 1_000).unwrap();
         }
-        let sealed = b64::encode(&crate::sealed::seal(&keks, &header, &book.to_plaintext()).unwrap());
+        let sealed = b64::encode(crate::sealed::seal(&keks, &header, &book.to_plaintext()).unwrap());
         assert!(sealed.len() * 5 < crate::api::MAX_BOOK_STEP_BODY, "{} bytes", sealed.len());
         let opened = crate::sealed::open(&keks, &b64::decode(&sealed).unwrap()).unwrap();
         let mut book = Book::from_plaintext(&opened.plaintext).unwrap();

@@ -55,7 +55,7 @@ pub async fn deposit(
 /// A managed swap: a swap session (`crate::swap`) whose terms are the request's, with the
 /// wallet as its payer (every refund returns to the wallet), its id the request's, and its
 /// funding signed by the wallet (the tokens) and the pool (the fee, the session's input
-/// account and its lamports, whose remainder the session's close gives the wallet). The least
+/// account and its lamports, whose remainder the session's close returns to the pool). The least
 /// output is the router's quote now less the request's `slippageBps`, so a relay cannot loosen
 /// it.
 pub async fn swap_fund(funds: &Funds, env: &Env<'_>, a: &Admitted, pool: &Pool) -> Result<PrivacyAnswer, FundsError> {
@@ -95,7 +95,7 @@ pub async fn swap_fund(funds: &Funds, env: &Env<'_>, a: &Admitted, pool: &Pool) 
         min_out: min_out.to_string(),
         expires_at: env.now + MANAGED_SESSION_SECS,
     };
-    let opened = env.swaps.open_session(env.custody, env.keys, terms)?;
+    let opened = env.swaps.open_session(env.custody, env.keys, terms, Some(pool.address))?;
     let session_key = Address::parse(&opened.commitment.ephemeral_pubkey).ok_or_else(sealed)?;
     let decimals = env.swaps.decimals(&from_mint).await?;
     let ixs = [

@@ -26,6 +26,10 @@ pub struct WalletsConfig {
     /// How long a book step waits for the freshness witness's answer before `503
     /// witness_unavailable` (the step stays stored and is finished when the answer comes).
     pub witness_wait_secs: u64,
+    /// Swaps, shields and withdrawals an account's wallets may start in 24 hours: the pool
+    /// pays their SOL (fees, and the token account of a fresh destination), so no account can
+    /// drain it for everyone (`429 rate_limited` past it).
+    pub daily_pool_operations: i64,
 }
 
 impl Default for WalletsConfig {
@@ -39,6 +43,7 @@ impl Default for WalletsConfig {
             poll_millis: 1_000,
             shield_delay_secs: [5, 25],
             witness_wait_secs: 10,
+            daily_pool_operations: 200,
         }
     }
 }

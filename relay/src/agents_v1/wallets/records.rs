@@ -188,6 +188,20 @@ async fn queue_event(
     Ok(())
 }
 
+/// How many swaps, shields and withdrawals (the operations the pool pays SOL for) the
+/// account's wallets started since `since_ms`, and when the oldest of them was.
+pub async fn pool_paid_since(store: &Store, key_id: &str, since_ms: i64) -> Result<(i64, Option<i64>), RelayError> {
+    let row = sqlx::query(
+        "SELECT COUNT(*), MIN(a.at_ms) FROM wallet_audit a JOIN wallets w ON w.id = a.wallet_id \
+         WHERE w.key_id = $1 AND a.at_ms > $2 AND a.kind IN ('swap', 'shield', 'withdraw')",
+    )
+    .bind(key_id)
+    .bind(since_ms)
+    .fetch_one(store.pool())
+    .await?;
+    Ok((row.try_get(0)?, row.try_get(1)?))
+}
+
 /// A page of the wallet's audit log, newest first.
 pub async fn audit(
     store: &Store,

@@ -572,7 +572,7 @@ fn started(earlier: &serde_json::Value) -> Result<Json<WalletSessionStarted>, Re
     request_body = ManagedSwapBody,
     responses((status = 200, body = WalletSessionStarted), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 402, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-              (status = 409, body = ErrorBody), (status = "default", body = ErrorBody)))]
+              (status = 409, body = ErrorBody), (status = 429, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn swap(
     State(app): State<App>,
     headers: HeaderMap,
@@ -595,6 +595,7 @@ pub async fn swap(
     if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "swap").await? {
         return started(&earlier);
     }
+    within_pool_allowance(&app, agents, &who.key_id).await?;
     let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
     let bill = crate::billing::metering::Bill {
         price: crate::billing::metering::Price::PerCall(agents.config.session_price_per_call),
@@ -621,7 +622,7 @@ pub async fn swap(
     security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
     request_body = ShieldBody,
     responses((status = 200, body = WalletSessionStarted), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 429, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn shield(
     State(app): State<App>,
@@ -653,6 +654,7 @@ pub async fn shield(
     if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "shield").await? {
         return started(&earlier);
     }
+    within_pool_allowance(&app, agents, &key_id).await?;
     let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
     let session =
         super::shield::start(&app, &wallet, request, (&mint.to_string(), amount, destination), kept.as_ref()).await?;
@@ -668,7 +670,7 @@ pub async fn shield(
     security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
     request_body = WithdrawBody,
     responses((status = 200, body = WalletWithdrawn), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 429, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn withdraw(
     State(app): State<App>,
@@ -694,6 +696,7 @@ pub async fn withdraw(
             order,
         }));
     }
+    within_pool_allowance(&app, agents, &key_id).await?;
     let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
     let (withdrawal, landed) = super::private::withdraw(&app, &wallet, request, kept).await?;
     Ok(Json(WalletWithdrawn {
@@ -720,4 +723,17 @@ pub async fn reserves(
     agents.mint("mint", &mint)?;
     let backend = super::private::backend(&app, agents);
     Ok(Json(super::backend::PrivacyBackend::reserves(&backend, &mint.to_string()).await?))
+}
+
+/// The pool pays the SOL of swaps, shields and withdrawals: an account starts at most
+/// `agents.wallets.dailyPoolOperations` of them in 24 hours (retries of a started one are not
+/// counted: they are answered before this).
+async fn within_pool_allowance(app: &App, agents: &crate::agents_v1::Agents, key_id: &str) -> Result<(), RelayError> {
+    const DAY_MS: i64 = 86_400_000;
+    let now = super::now_ms();
+    let (started, oldest) = super::records::pool_paid_since(&app.store, key_id, now - DAY_MS).await?;
+    match started < agents.config.wallets.daily_pool_operations {
+        true => Ok(()),
+        false => Err(RelayError::RateLimited((oldest.unwrap_or(now) + DAY_MS - now) / 1000 + 1)),
+    }
 }
