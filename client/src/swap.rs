@@ -244,24 +244,45 @@ pub fn check_terms(
     Ok(terms)
 }
 
-/// A chain client for `url` (web PKI roots for HTTPS).
-pub fn rpc(url: &str) -> Result<RpcChain, ClientError> {
-    let timeout = Duration::from_secs(20);
-    let built = match url.starts_with("https://") {
-        true => {
-            let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-            let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
+/// Web PKI roots, for an HTTPS chain node or router.
+fn web_tls() -> Result<rustls::ClientConfig, ClientError> {
+    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    let tls =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .map_err(|e| ClientError::Malformed(e.to_string()))?
             .with_root_certificates(roots)
             .with_no_client_auth();
-            RpcChain::with_tls(url, timeout, tls)
-        }
+    Ok(tls)
+}
+
+/// A chain client for `url` (web PKI roots for HTTPS).
+pub fn rpc(url: &str) -> Result<RpcChain, ClientError> {
+    let timeout = Duration::from_secs(20);
+    let built = match url.starts_with("https://") {
+        true => RpcChain::with_tls(url, timeout, web_tls()?),
         false => RpcChain::new(url, timeout),
     };
     built.map_err(|e| ClientError::Malformed(format!("RPC URL: {e}")))
+}
+
+/// The spread a relay may keep on top of the slippage asked, when a commitment is checked
+/// against the client's own quote (the service's default spread is 30 bps).
+pub const MAX_SPREAD_BPS: u16 = 100;
+
+/// The least output to accept, from the client's own quote of `router_url` (the router's
+/// wire, not the relay's): the quote less the request's slippage and [`MAX_SPREAD_BPS`].
+pub async fn own_floor(router_url: &str, request: &OneshotRequest) -> Result<u64, ClientError> {
+    let tls = if router_url.starts_with("https://") { Some(web_tls()?) } else { None };
+    let router = chain::Router::new(router_url, None, Duration::from_secs(20), tls);
+    let mint = |text: &str| Address::parse(text).ok_or_else(|| ClientError::Malformed(format!("mint `{text}`")));
+    let amount = shared::swap::parse_amount(&request.amount).ok_or_else(|| ClientError::Malformed("amount".into()))?;
+    let quote = router
+        .quote(&mint(&request.from_mint)?, &mint(&request.to_mint)?, amount, request.slippage_bps)
+        .await
+        .map_err(|e| ClientError::Malformed(format!("the router's quote: {e}")))?;
+    let kept = u128::from(10_000u16.saturating_sub(request.slippage_bps.saturating_add(MAX_SPREAD_BPS)));
+    Ok((u128::from(quote.out_amount) * kept / 10_000) as u64)
 }
 
 /// Signs the checked funding with the payer's key, sends it and waits for `confirmed`;

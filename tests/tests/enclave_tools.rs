@@ -83,8 +83,11 @@ fn the_enclave_offers_the_five_in_contract_order() {
 /// - +550: funds against the host (DESIGN §13, issue 24): the pool split into a pure book core,
 ///   its lineage and an I/O shell; the witness's signed messages; per-mint locks; owner nonces
 ///   as idempotency keys; wallet certificates and signed balances; the chain view's checks
-///   (issue 24: 8,292).
-const MAX_ENCLAVE_LINES: usize = 3_500 + 600 + 2_400 + 1_000 + 250 + 550;
+///   (issue 24: 8,292);
+/// - +120: bounded books (DESIGN §13, issue 24): the book's fixed-width encoding, the credit
+///   horizon, per-mint minimums, credits read at `finalized`, the one-shot floor from the
+///   enclave's own quote, a managed session's SOL returned to the pool (issue 24: 8,403).
+const MAX_ENCLAVE_LINES: usize = 3_500 + 600 + 2_400 + 1_000 + 250 + 550 + 120;
 
 /// Counts the lines of our code compiled into the image's enclave: every workspace source file
 /// the image build's dep-info for the binary names, without blank lines, comments and test

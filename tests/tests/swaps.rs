@@ -38,7 +38,9 @@ async fn run_session(w: &SwapWorld, payer: &Wallet, amount: u64) -> (String, cli
     let client = w.client();
     let request = w.request(payer, amount);
     let start = client.start_oneshot(&request).await.unwrap();
-    let checked = client.check_start(start, &request, Limits { min_out: 1, ..Limits::default() }).await.unwrap();
+    // The floor `svc swap oneshot --router-url` sets: its own quote of the router, not the relay's.
+    let floor = client::swap::own_floor(&w.router_url, &request).await.unwrap();
+    let checked = client.check_start(start, &request, Limits { min_out: floor, ..Limits::default() }).await.unwrap();
     let id = checked.start.session_id.clone();
     let signature = fund(&w.rpc, &checked, &payer.key).await.unwrap();
     let running = client.execute_oneshot(&id, &signature).await.unwrap();
@@ -71,6 +73,8 @@ async fn a_oneshot_swap_settles_with_exact_balances_and_a_verified_receipt() {
     assert_eq!((quote["bucketed"].as_bool(), quote["bucketLabel"].as_str()), (Some(true), Some("10 USDC")));
     assert_eq!((quote["nearestBucket"].as_str(), quote["routePlanLength"].as_u64()), (Some("10000000"), Some(1)));
     assert!(quote["privacyNotes"].as_str().unwrap().contains("standard denomination"));
+    let own = client::swap::own_floor(&w.router_url, &w.request(&payer, TEN_USDC)).await.unwrap();
+    assert_eq!(own, (u128::from(raw) * 9_800 / 10_000) as u64, "the router's quote less 100 bps slippage, 100 spread");
 
     let (usdc_before, lamports_before) = (w.balance(&payer.address, &w.usdc).await, w.lamports(&payer.address).await);
     let pool = w.router.authority();

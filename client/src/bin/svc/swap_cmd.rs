@@ -45,6 +45,11 @@ pub enum SwapCommand {
         /// Refuse a session whose committed minimum output is below this (base units).
         #[arg(long, default_value_t = 0)]
         min_out: u64,
+        /// A router (Jupiter Swap API wire) to quote the swap from directly: a session whose
+        /// committed minimum is below that quote less the slippage and 100 bps of spread is
+        /// refused. Without it, the enclave's own floor bounds what the relay can commit.
+        #[arg(long, env = "SVC_ROUTER_URL")]
+        router_url: Option<String>,
         /// Refuse a funding that gives the session key more lamports than this.
         #[arg(long, default_value_t = Limits::default().max_lamports)]
         max_lamports: u64,
@@ -85,6 +90,7 @@ pub async fn run(client: Client, command: SwapCommand, json: bool) -> Result<u8,
             destination,
             slippage_bps,
             min_out,
+            router_url,
             max_lamports,
             rpc_url,
             timeout,
@@ -97,6 +103,10 @@ pub async fn run(client: Client, command: SwapCommand, json: bool) -> Result<u8,
                 amount,
                 destination_pubkey: destination,
                 slippage_bps,
+            };
+            let min_out = match &router_url {
+                Some(url) => min_out.max(client::swap::own_floor(url, &request).await?),
+                None => min_out,
             };
             let start = client.start_oneshot(&request).await?;
             let checked = client.check_start(start, &request, Limits { min_out, max_lamports }).await?;
