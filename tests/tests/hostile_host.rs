@@ -457,3 +457,32 @@ async fn a_one_shot_min_out_below_the_enclaves_quote_is_never_committed() {
     assert_eq!(status, 200, "{opened}");
     assert_eq!(opened["commitment"]["terms"]["minOut"], (quoted - quoted / 100).to_string());
 }
+
+/// The host points a settled encrypt's credit at another transaction of the wallet (the mint's
+/// payment to it, no deposit into the pool) and hands the session back to the worker: the
+/// enclave refuses to credit it (`nothing_to_do`), the session fails with `credit_refused`
+/// instead of retrying for ever, and the books still match the chain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_credit_pointed_at_another_transaction_credits_nothing() {
+    let (w, hook, host) = world(None, 0).await;
+    let (id, wallet, owner) = owned_wallet(&w, &hook, 3 * USDC).await;
+    let started = w.client().wallet_encrypt(&id, &w.usdc.to_string(), &(2 * USDC).to_string(), Some(&owner)).await;
+    let session_id = started.unwrap()["sessionId"].as_str().unwrap().to_string();
+    let session = settle(&w, &session_id).await;
+    assert_eq!(session["state"], "settled", "{session}");
+    let deposit = session["fundingTxSig"].as_str().unwrap();
+    let other = w.rpc.signatures_for_address(&wallet, None, 20).await.unwrap();
+    let other = other.into_iter().map(|s| s.signature).find(|s| s != deposit).unwrap();
+    sqlx::query(
+        "UPDATE swap_sessions SET state = 'crediting', funding_tx_sig = $1, final_tx_sig = NULL, lease_until = 0 \
+         WHERE id = $2",
+    )
+    .bind(&other)
+    .bind(&session_id)
+    .execute(&host.db)
+    .await
+    .unwrap();
+    let session = settle(&w, &session_id).await;
+    assert_eq!((session["state"].as_str(), session["reason"].as_str()), (Some("failed"), Some("credit_refused")));
+    books_match_chain(&w, 2 * USDC).await;
+}

@@ -148,10 +148,13 @@ async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, Relay
         state::SWAPPED => deliver(app, s).await,
         state::DELIVERED => attest(app, s).await,
         state::REFUNDING => refund(app, s).await,
-        state::CREDITING => {
-            crate::agents_v1::wallets::private::credit(app, s).await?;
-            Ok(Next::Now)
-        }
+        state::CREDITING => match crate::agents_v1::wallets::private::credit(app, s).await {
+            Ok(()) => Ok(Next::Now),
+            // The enclave will never credit this transaction (not this wallet's deposit into
+            // the pool, or landed before the book's horizon): the session ends, its reason kept.
+            Err(e) if refusal(&e) == Some(codes::NOTHING_TO_DO) => Ok(fail_to(s, state::FAILED, "credit_refused")),
+            Err(e) => Err(e),
+        },
         // SWAPPING and DELIVERING always have a pending transaction; anything else is not
         // ours to move.
         _ => Ok(Next::Later(MAX_BACKOFF_SECS)),
