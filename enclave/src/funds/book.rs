@@ -18,7 +18,7 @@
 //!
 //! Encoding (sealed, so only this enclave reads it): the small fields as JSON, then the two
 //! large tables as fixed-width records, which a step decodes and encodes in linear time (a
-//! book of 100,000 wallets is 4 MB; docs/benchmarks.md).
+//! book of 100,000 wallets with a day of 100,000 credits is 8 MB; docs/benchmarks.md).
 
 use std::collections::BTreeMap;
 
