@@ -11,7 +11,11 @@ ENCLAVE_PORT=${ENCLAVE_PORT:-7070}
 RELAY_PORT=${RELAY_PORT:-8787}
 mkdir -p "$RUN_DIR"
 
-API_KEY=sk_svc_$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+# What a run makes is kept for the next (README.md): the API key here, and below the
+# key holder's secrets, so a second run opens the wallets, the pool and the deposit wallets the
+# first one sealed into data/. `rm -rf data .cache/run` starts over.
+[ -s "$RUN_DIR/api-key" ] || (umask 077; python3 -c 'import secrets; print("sk_svc_" + secrets.token_hex(16))' >"$RUN_DIR/api-key")
+API_KEY=$(cat "$RUN_DIR/api-key")
 # Dev quotes: a test PKI from a fresh seed signs real DCAP quote structures. Clients trust it
 # only through --dev-root; it proves nothing about hardware.
 DEV_SEED=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
@@ -19,14 +23,25 @@ DEV_SEED=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 # Custody (docs/custody.md): a provisioner key the enclave's configuration lists, and the key
 # holder's secrets (a fresh KEK), encrypted at rest with the real age CLI to a fresh identity.
 command -v age >/dev/null || { apt-get update -qq && apt-get install -y -qq age >/dev/null; }
-# The freshness witness's heads (DESIGN §13) belong to that KEK's books: a new KEK starts them over.
-rm -f "$RUN_DIR/provisioner.key" "$RUN_DIR/age-identity.txt" "$RUN_DIR/secrets.age" "$RUN_DIR/secrets.age.witness.json"
-PROVISIONER=$(target/debug/svc provisioner-key "$RUN_DIR/provisioner.key" 2>/dev/null)
-age-keygen -o "$RUN_DIR/age-identity.txt" 2>/dev/null
-KEK=$(python3 -c 'import base64, secrets; print(base64.b64encode(secrets.token_bytes(32)).decode())')
-printf '{"version": 1, "kek": "%s", "credentials": {}}' "$KEK" \
-  | age -r "$(age-keygen -y "$RUN_DIR/age-identity.txt")" -o "$RUN_DIR/secrets.age"
-unset KEK
+# Made once and kept. A new KEK cannot open what an older one sealed, so data/ made under
+# another KEK is moved aside (and said); the freshness witness's heads (DESIGN §13) belong to
+# the KEK's books and start over with it.
+if [ ! -s "$RUN_DIR/secrets.age" ] || [ ! -s "$RUN_DIR/provisioner.pub" ] || [ ! -s "$RUN_DIR/age-identity.txt" ]; then
+  rm -f "$RUN_DIR/provisioner.key" "$RUN_DIR/provisioner.pub" "$RUN_DIR/age-identity.txt" "$RUN_DIR/secrets.age" \
+    "$RUN_DIR/secrets.age.witness.json"
+  if [ -d data ]; then
+    aside="data.before-$(date +%Y%m%d-%H%M%S)"
+    mv data "$aside"
+    echo "data/ was sealed under a key holder secret this checkout no longer has: moved to $aside/"
+  fi
+  target/debug/svc provisioner-key "$RUN_DIR/provisioner.key" 2>/dev/null >"$RUN_DIR/provisioner.pub"
+  age-keygen -o "$RUN_DIR/age-identity.txt" 2>/dev/null
+  KEK=$(python3 -c 'import base64, secrets; print(base64.b64encode(secrets.token_bytes(32)).decode())')
+  printf '{"version": 1, "kek": "%s", "credentials": {}}' "$KEK" \
+    | age -r "$(age-keygen -y "$RUN_DIR/age-identity.txt")" -o "$RUN_DIR/secrets.age"
+  unset KEK
+fi
+PROVISIONER=$(cat "$RUN_DIR/provisioner.pub")
 
 # The local swap world (docs/swaps.md): a Surfpool chain, two mints, a pool behind the router
 # stand-in, and a demo payer. Its one JSON line says where everything is.

@@ -3,7 +3,8 @@
 //! and a 9-decimal token), a pool holding both behind the router stand-in (the Jupiter Swap API
 //! v1 wire, moving real tokens), and a demo payer with 10 SOL, 1,000 of the stablecoin and 10
 //! of the token,
-//! whose keypair it writes to KEYPAIR_FILE (Solana CLI format). With FEE_PAYER_FILE, also the
+//! whose keypair it reads from KEYPAIR_FILE (Solana CLI format), or makes and writes there, so
+//! a second `make run` keeps the owner of the first one's wallets. With FEE_PAYER_FILE, also the
 //! x402 side: a fee payer with 10 SOL for the relay's built-in facilitator (its keypair written
 //! there) and a pay-to wallet with a stablecoin account. Prints one JSON line
 //! `{rpcUrl, routerUrl, usdc, token, payer, feePayer?, payTo?}` and serves until it is stopped (SIGINT or
@@ -24,7 +25,7 @@ async fn main() {
     let (usdc, token) = (chain.create_mint(6).await, chain.create_mint(9).await);
     let pool = chain.create_pool(&[(usdc, 1_000_000 * 1_000_000), (token, 5_000 * SOL)], SOL).await;
     let (server, _router) = standins::router::start(&chain.rpc_url, pool).await;
-    let payer = new_key();
+    let payer = client::swap::read_keypair(std::path::Path::new(&keypair_file)).unwrap_or_else(|_| new_key());
     let address = address_of(&payer);
     chain.fund_sol(&address, 10 * SOL);
     chain.mint_to(&usdc, &address, 1_000 * 1_000_000).await;
