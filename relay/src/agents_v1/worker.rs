@@ -150,10 +150,7 @@ async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, Relay
         state::REFUNDING => refund(app, s).await,
         state::CREDITING => match crate::agents_v1::wallets::private::credit(app, s).await {
             Ok(()) => Ok(Next::Now),
-            // The enclave will never credit this transaction (not this wallet's deposit into
-            // the pool, or landed before the book's horizon): the session ends, its reason kept.
-            Err(e) if refusal(&e) == Some(codes::NOTHING_TO_DO) => Ok(fail_to(s, state::FAILED, "credit_refused")),
-            Err(e) => Err(e),
+            Err(e) => refused_credit(s, e),
         },
         // SWAPPING and DELIVERING always have a pending transaction; anything else is not
         // ours to move.
@@ -190,6 +187,16 @@ fn record(s: &mut Session, kind: &str, answer: StepAnswer) -> Result<(), RelayEr
     }
     s.pending = Some(Pending { kind: kind.into(), transaction, signature, last_valid_block_height: height as i64 });
     Ok(())
+}
+
+/// A credit the enclave refused for good (`nothing_to_do`: not this wallet's deposit into the
+/// pool, or landed before the book's horizon) ends its session, its reason kept, instead of
+/// being retried for ever; any other error is retried.
+pub(crate) fn refused_credit(s: &mut Session, e: RelayError) -> Result<Next, RelayError> {
+    match refusal(&e) {
+        Some(codes::NOTHING_TO_DO) => Ok(fail_to(s, state::FAILED, "credit_refused")),
+        _ => Err(e),
+    }
 }
 
 fn fail_to(s: &mut Session, next: &str, reason: &str) -> Next {

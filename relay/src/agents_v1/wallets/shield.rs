@@ -95,7 +95,9 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
     match s.state.as_str() {
         state::CREDITING => {
             let signature = s.funding_tx_sig.clone().ok_or(RelayError::Internal)?;
-            backend.shield_credit(&hop, &s.from_mint, &signature).await?;
+            if let Err(e) = backend.shield_credit(&hop, &s.from_mint, &signature).await {
+                return crate::agents_v1::worker::refused_credit(s, e);
+            }
             s.state = state::MIXING.into();
             Ok(Next::Later(delay()))
         }
