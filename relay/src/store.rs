@@ -23,6 +23,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (15, include_str!("../migrations/0015_privacy_pool.sql")),
     (16, include_str!("../migrations/0016_shield.sql")),
     (17, include_str!("../migrations/0017_funds_witness.sql")),
+    (18, include_str!("../migrations/0018_deposit_walks.sql")),
 ];
 
 #[derive(Debug, thiserror::Error)]

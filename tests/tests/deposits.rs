@@ -2,7 +2,8 @@
 //! a token transfer to a key's deposit address is credited exactly once after finalization,
 //! through relay crashes at each step of a scan and two relays scanning one PostgreSQL; an
 //! unknown mint and dust are listed and never credited; a key holding only the service token
-//! pays `/agent` and `/tee/process` from it, and its usage rows name the currency.
+//! pays `/agent` and `/tee/process` from it, and its usage rows name the currency; a deposit
+//! followed by more dust transfers than one scan reads is still found.
 
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ use sqlx::Connection;
 const USDC_MIN: u64 = 1_000;
 const SVC_AGENT_PRICE: i64 = 7;
 const SVC_CHAT_PRICE: i64 = 5;
+/// Dust transfers sent after a deposit: more signatures than one scan reads (20 pages of one).
+const FLOOD: u64 = 25;
 
 /// A fresh PostgreSQL database when `DATABASE_URL` is set (CI sets it), else SQLite.
 async fn database() -> Option<String> {
@@ -38,6 +41,7 @@ async fn world(database_url: Option<String>) -> SwapWorld {
             "deposits": {
                 "rpcUrl": rpc_url,
                 "pollSecs": 1,
+                "pageSize": 1,
                 "network": "localnet",
                 "mints": {
                     usdc.to_string(): {"currency": "usdc", "minAmount": USDC_MIN},
@@ -195,8 +199,12 @@ async fn deposits_are_credited_once_through_crashes_and_the_service_token_pays()
         eprintln!("DATABASE_URL not set: the two-relay part runs on PostgreSQL only (CI sets it)");
     }
     let (_, listed) = get(&world, &base, "/api/v1/deposits?limit=200").await;
-    let credited: Vec<&Value> =
-        listed["deposits"].as_array().unwrap().iter().filter(|r| r["state"] == "credited").collect();
+    let credited: Vec<&Value> = listed["deposits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["state"] == "credited" && r["currency"] == "svc")
+        .collect();
     let total: i64 = credited.iter().map(|r| r["amount"].as_str().unwrap().parse::<i64>().unwrap()).sum();
     assert_eq!(total, expected, "the credited rows add up to the balance: nothing credited twice");
 
@@ -262,4 +270,26 @@ async fn deposits_are_credited_once_through_crashes_and_the_service_token_pays()
         expected - SVC_AGENT_PRICE - SVC_CHAT_PRICE,
         "refusals cost nothing"
     );
+
+    // A flooded address hides nothing. With the relay down, a deposit, then more dust transfers
+    // to the same account than one scan reads: the watcher walks back over several scans,
+    // saving how far it came, and reaches the deposit (a watcher that gave up after one scan's
+    // pages and moved its cursor to the newest would never see it).
+    world.stack.relay.stop();
+    let hidden = deposit(&world, &payer, &world.usdc, &owner, 2 * USDC_MIN, 6).await;
+    let mut flood = Vec::new();
+    for amount in 1..=FLOOD {
+        flood.push(deposit(&world, &payer, &world.usdc, &owner, amount, 6).await);
+    }
+    world.stack.restart_relay(&[]);
+    let rows = wait_for(&world, &base, &hidden, "credited").await;
+    assert_eq!(balance(&world, &base, "usdc").await, 2 * USDC_MIN as i64, "the stablecoin held nothing before");
+    let (_, listed) = get(&world, &base, "/api/v1/deposits?limit=200").await;
+    let dust: Vec<&Value> = listed["deposits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| flood.iter().any(|f| r["signature"] == *f) && r["reason"] == "below_minimum")
+        .collect();
+    assert_eq!(dust.len(), FLOOD as usize, "every dust transfer recorded too: {rows:?}");
 }

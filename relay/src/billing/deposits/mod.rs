@@ -29,6 +29,8 @@ pub struct DepositsConfig {
     pub poll_secs: Option<u64>,
     /// `network` in answers (default `mainnet`).
     pub network: Option<String>,
+    /// Signatures asked for per `getSignaturesForAddress` page (1 to 1,000; default 1,000).
+    pub page_size: Option<usize>,
 }
 
 /// One mint a deposit may be made in.
@@ -44,6 +46,9 @@ pub struct DepositMint {
 
 impl DepositsConfig {
     pub fn check(&self) -> Result<(), String> {
+        if !(1..=1_000).contains(&self.page_size()) {
+            return Err("deposits.pageSize must be 1 to 1000".into());
+        }
         for (mint, m) in &self.mints {
             Address::parse(mint).ok_or_else(|| format!("deposits.mints: `{mint}` is not base58 of 32 bytes"))?;
             if !crate::billing::balances::CURRENCIES.contains(&m.currency.as_str()) {
@@ -54,6 +59,10 @@ impl DepositsConfig {
             }
         }
         Ok(())
+    }
+
+    pub fn page_size(&self) -> usize {
+        self.page_size.unwrap_or(1_000)
     }
 
     pub fn enabled(&self) -> bool {

@@ -128,24 +128,60 @@ pub async fn of_key(store: &Store, key_id: &str, limit: i64) -> Result<Vec<Depos
     Ok(rows.iter().map(from_row).collect::<Result<_, _>>()?)
 }
 
-/// The newest signature scanned at `address`.
-pub async fn cursor(store: &Store, address: &str) -> Result<Option<String>, StoreError> {
-    let row = sqlx::query("SELECT last_signature FROM deposit_cursors WHERE address = $1")
-        .bind(address)
-        .fetch_optional(store.pool())
-        .await?;
-    Ok(row.map(|r| r.try_get("last_signature")).transpose()?)
+/// Where the scan of one watched address stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanState {
+    /// The newest signature such that it and every older one have been handled.
+    pub cursor: Option<String>,
+    /// A walk back to `cursor` under way: (its newest signature, the oldest it has handled).
+    pub walk: Option<(String, String)>,
 }
 
-pub async fn set_cursor(store: &Store, address: &str, signature: &str, now: i64) -> Result<(), StoreError> {
+pub async fn scan_state(store: &Store, address: &str) -> Result<ScanState, StoreError> {
+    let cursor = sqlx::query("SELECT last_signature FROM deposit_cursors WHERE address = $1")
+        .bind(address)
+        .fetch_optional(store.pool())
+        .await?
+        .map(|r| r.try_get("last_signature"))
+        .transpose()?;
+    let walk = sqlx::query("SELECT top_signature, below_signature FROM deposit_walks WHERE address = $1")
+        .bind(address)
+        .fetch_optional(store.pool())
+        .await?
+        .map(|r| Ok::<_, sqlx::Error>((r.try_get("top_signature")?, r.try_get("below_signature")?)))
+        .transpose()?;
+    Ok(ScanState { cursor, walk })
+}
+
+/// Saves a walk's progress: everything from `top` down to `below` has been handled.
+pub async fn save_walk(store: &Store, address: &str, top: &str, below: &str, now: i64) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO deposit_walks (address, top_signature, below_signature, updated_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (address) DO UPDATE SET top_signature = $2, below_signature = $3, updated_at = $4",
+    )
+    .bind(address)
+    .bind(top)
+    .bind(below)
+    .bind(now)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+/// Ends a walk that reached the old cursor: `top` becomes the cursor, in one transaction with
+/// forgetting the walk (a walk left beside its own top would search below it for ever).
+pub async fn finish_walk(store: &Store, address: &str, top: &str, now: i64) -> Result<(), StoreError> {
+    let mut tx = store.begin().await?;
     sqlx::query(
         "INSERT INTO deposit_cursors (address, last_signature, updated_at) VALUES ($1, $2, $3) \
          ON CONFLICT (address) DO UPDATE SET last_signature = $2, updated_at = $3",
     )
     .bind(address)
-    .bind(signature)
+    .bind(top)
     .bind(now)
-    .execute(store.pool())
+    .execute(&mut *tx)
     .await?;
+    sqlx::query("DELETE FROM deposit_walks WHERE address = $1").bind(address).execute(&mut *tx).await?;
+    tx.commit().await?;
     Ok(())
 }

@@ -2,12 +2,17 @@
 //! owner and of its token accounts of the accepted mints, records every transfer to the
 //! owner's accounts once, then marks finalized what the chain finalized and credits it.
 //!
-//! A relay killed at any point loses nothing: a scan records before it moves the address's
-//! cursor, so an interrupted scan is redone (records are idempotent), and a credit is one
+//! No signature is skipped, however many arrive between scans (an address flooded with dust
+//! cannot hide a deposit): a scan walks back page by page to the address's cursor, and saves
+//! after each page how far the walk has come, so a walk longer than one scan goes on at the
+//! next; the cursor moves only when the walk reaches it.
+//!
+//! A relay killed at any point loses nothing: a scan records a page before it saves the walk
+//! past it, so an interrupted scan is redone (records are idempotent), and a credit is one
 //! database transaction with its row's state change. Several relays scanning at once record
 //! and credit each transfer once for the same reasons.
 
-use chain::{Chain, Commitment, RpcChain};
+use chain::{Chain, Commitment, RpcChain, SignatureInfo};
 use shared::address::Address;
 use shared::solana::Transaction;
 use shared::solana::programs::TOKEN_PROGRAM;
@@ -18,9 +23,8 @@ use crate::billing::balances;
 use crate::error::RelayError;
 use crate::state::App;
 
-/// Signatures read per page, and pages per address per scan.
-const PAGE: usize = 500;
-const MAX_PAGES: usize = 20;
+/// Pages one scan reads per address; a walk longer than that goes on at the next scan.
+const PAGES_PER_SCAN: usize = 20;
 
 pub async fn run(app: App) {
     let Some(chain) = app.deposits.chain.as_ref() else { return };
@@ -61,34 +65,60 @@ async fn scan_address(
     address: &Address,
     accepted: &[(Address, &DepositMint)],
 ) -> Result<(), RelayError> {
-    let cursor = records::cursor(&app.store, &address.to_string()).await?;
-    // Newest first, back to the cursor.
-    let mut new = Vec::new();
-    let mut before: Option<String> = None;
-    'pages: for _ in 0..MAX_PAGES {
-        let page = chain.signatures_for_address(address, before.as_deref(), PAGE).await.map_err(RelayError::Chain)?;
-        for info in &page {
-            if Some(&info.signature) == cursor.as_ref() {
-                break 'pages;
-            }
-            new.push(info.clone());
+    let page_size = app.deposits.config.page_size();
+    let key = address.to_string();
+    let records::ScanState { cursor, walk } = records::scan_state(&app.store, &key).await?;
+    // Newest first, back to the cursor. A walk under way carries on below what it handled.
+    let (mut top, mut before) = match walk {
+        Some((top, below)) => (Some(top), Some(below)),
+        None => (None, None),
+    };
+    for _ in 0..PAGES_PER_SCAN {
+        let page =
+            chain.signatures_for_address(address, before.as_deref(), page_size).await.map_err(RelayError::Chain)?;
+        let reached = page.iter().position(|i| Some(&i.signature) == cursor.as_ref());
+        let new = &page[..reached.unwrap_or(page.len())];
+        if !new.is_empty() {
+            record_page(app, chain, key_id, owner, new, accepted).await?;
+            crate::failpoint::hit("deposit:recorded");
         }
-        match page.last() {
-            Some(last) if page.len() == PAGE => before = Some(last.signature.clone()),
-            _ => break,
+        if top.is_none() {
+            top = new.first().map(|i| i.signature.clone());
+        }
+        let Some(top) = top.as_deref() else { return Ok(()) }; // nothing since the cursor
+        match new.last() {
+            Some(last) if reached.is_none() && page.len() == page_size => {
+                records::save_walk(&app.store, &key, top, &last.signature, crate::unix_now()).await?;
+                before = Some(last.signature.clone());
+            }
+            // The old cursor, or the address's first signature: every signature is handled.
+            _ => return Ok(records::finish_walk(&app.store, &key, top, crate::unix_now()).await?),
         }
     }
-    let Some(newest) = new.first().map(|i| i.signature.clone()) else { return Ok(()) };
-    for info in new.iter().rev().filter(|i| i.err.is_none()) {
-        let Some(landed) = chain.transaction(&info.signature).await.map_err(RelayError::Chain)? else { continue };
+    Ok(())
+}
+
+/// Records the deposits in `infos` (failed transactions carry none).
+async fn record_page(
+    app: &App,
+    chain: &RpcChain,
+    key_id: &str,
+    owner: &Address,
+    infos: &[SignatureInfo],
+    accepted: &[(Address, &DepositMint)],
+) -> Result<(), RelayError> {
+    for info in infos.iter().filter(|i| i.err.is_none()) {
+        let Some(landed) = chain.transaction(&info.signature).await.map_err(RelayError::Chain)? else {
+            // Listed but not readable yet: stop here; the walk is not saved past it.
+            let detail = format!("{} is listed but not found", info.signature);
+            return Err(RelayError::Chain(chain::ChainError::Malformed { method: "getTransaction", detail }));
+        };
         for d in deposits_in(&landed, &info.signature, key_id, owner, accepted) {
             if records::record(&app.store, &d, crate::unix_now()).await? {
                 tracing::info!(key_id, signature = %d.signature, ix = d.ix, amount = d.amount, state = %d.state, "deposit seen");
             }
         }
     }
-    crate::failpoint::hit("deposit:recorded");
-    records::set_cursor(&app.store, &address.to_string(), &newest, crate::unix_now()).await?;
     Ok(())
 }
 
