@@ -1,6 +1,7 @@
 //! The `exact` scheme of x402 on Solana, the checks that need no chain
 //! (`specs/schemes/exact/scheme_exact_svm.md` of `x402-foundation/x402`): 3 to 7 instructions
-//! in the order SetComputeUnitLimit, SetComputeUnitPrice (at most 5 lamports per CU),
+//! in the order SetComputeUnitLimit (at most 40,000 units), SetComputeUnitPrice (at most 5
+//! lamports per CU),
 //! TransferChecked under SPL Token or Token-2022 (mint = `asset`, destination = the associated
 //! token account of (`payTo`, `asset`) under that program, amount = the required amount
 //! exactly), then only Lighthouse or Memo instructions; at least one Memo, exactly one equal to
@@ -23,6 +24,12 @@ pub const MEMO_PROGRAM: &str = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
 pub const LIGHTHOUSE_PROGRAM: &str = "L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95";
 /// The reference cap on the compute unit price: 5 lamports per CU.
 pub const MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS: u64 = 5_000_000;
+/// The most compute units the scheme's instructions can need: TransferChecked (about 6,000
+/// under SPL Token, more under Token-2022), four more Memo or Lighthouse instructions at most,
+/// and the two budget instructions (150 each). The reference client asks for 20,000. Without
+/// this bound the price cap alone lets a payer make the fee payer pay up to 1.4 M CU × 5
+/// lamports per payment.
+pub const MAX_COMPUTE_UNIT_LIMIT: u32 = 40_000;
 pub const MAX_MEMO_BYTES: usize = 256;
 
 /// v1 Solana network names and their CAIP-2 ids (x402 v2), as the reference SDKs map them.
@@ -58,6 +65,9 @@ pub struct Accepted {
     pub payer: String,
     pub network: String,
     pub amount: u64,
+    /// What the transaction's compute budget makes the fee payer pay beyond the signature
+    /// fees: compute unit limit × price, in lamports, rounded up.
+    pub priority_fee_lamports: u64,
     pub transaction: Transaction,
     /// The source token account (the payer's) and the destination (`payTo`'s).
     pub source: Address,
@@ -142,10 +152,16 @@ pub fn check(body: &Value, fee_payer: &[u8; 32]) -> Result<Accepted, Refusal> {
     if program(price) != budget || price.data.len() != 9 || price.data[0] != 3 || !price.accounts.is_empty() {
         return Err(refuse("invalid_exact_svm_payload_transaction_instructions_compute_price_instruction"));
     }
+    let units = u32::from_le_bytes(limit.data[1..5].try_into().expect("4 bytes"));
+    if units > MAX_COMPUTE_UNIT_LIMIT {
+        return Err(refuse("invalid_exact_svm_payload_transaction_instructions_compute_limit_too_high"));
+    }
     let micro_lamports = u64::from_le_bytes(price.data[1..9].try_into().expect("8 bytes"));
     if micro_lamports > MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS {
         return Err(refuse("invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high"));
     }
+    // At most 40,000 × 5,000,000: no overflow.
+    let priority_fee_lamports = (u64::from(units) * micro_lamports).div_ceil(1_000_000);
     let transfer = &ixs[2];
     let token_program = program(transfer);
     if (token_program != key(TOKEN_PROGRAM) && token_program != key(TOKEN_2022_PROGRAM))
@@ -220,6 +236,7 @@ pub fn check(body: &Value, fee_payer: &[u8; 32]) -> Result<Accepted, Refusal> {
         payer,
         network,
         amount,
+        priority_fee_lamports,
         source: Address(account(0)),
         destination: Address(destination),
         transaction: tx,

@@ -2,7 +2,8 @@
 //! by the real npm client (`@x402/fetch` + `@x402/svm`, `tests/x402-peer/pay.mjs`) building its
 //! transactions against that chain. Each paid call moves exactly the price from the payer's
 //! token account to the pay-to account; a replayed payment and an underfunded payer move
-//! nothing and are served nothing.
+//! nothing and are served nothing; a payment whose compute budget would drain the fee payer is
+//! refused before anything is sent.
 
 use std::path::PathBuf;
 
@@ -227,6 +228,44 @@ async fn the_npm_client_pays_on_the_chain_and_replays_and_short_payers_move_noth
     assert!(refused["body"].get("encryptedResponse").is_none());
     assert_eq!(books(&w, &one).await.0, 0);
     assert_eq!(books(&w, &one).await.1, pay_to_before + PRICE, "one price moved, once");
+
+    // 7. Greedy payments, built by hand with a live blockhash: the payer writes the compute
+    // budget and the fee payer pays it. A unit limit far above what a transfer needs (at the
+    // scheme's price cap it would cost the fee payer 7,000,000 lamports), and a limit within
+    // bounds at a price that comes to 200,000 lamports (cap 10,000): both refused with the
+    // reason and a message that says why; nothing is sent, so no one's books move.
+    let blockhash = chain::Chain::latest_blockhash(&w.swap.rpc).await.unwrap().blockhash;
+    let greedy = |limit: u32, price: u64, memo: &str| {
+        let mut p = ExactPayment::new(w.fee_payer.0, payer.key.clone(), w.pay_to.0, PRICE);
+        (p.mint, p.memo, p.blockhash) = (w.swap.usdc.0, memo.as_bytes().to_vec(), blockhash);
+        (p.compute_unit_limit, p.compute_unit_price) = (limit, price);
+        let payload = json!({"x402Version": 1, "scheme": "exact", "network": "solana-devnet",
+                             "payload": {"transaction": shared::b64::encode(p.build())}});
+        shared::b64::encode(payload.to_string())
+    };
+    let cases = [
+        (
+            greedy(1_400_000, 5_000_000, "greedy-limit-0000000000000000001"),
+            "invalid_exact_svm_payload_transaction_instructions_compute_limit_too_high",
+            "compute unit limit is above 40000",
+        ),
+        (
+            greedy(40_000, 5_000_000, "greedy-price-0000000000000000001"),
+            "invalid_exact_svm_payload_transaction_priority_fee_too_high",
+            "comes to 200000 lamports; this facilitator pays at most 10000",
+        ),
+    ];
+    let before = (books(&w, &payer).await, payment_rows(&w).await.len());
+    for (header, reason, message) in cases {
+        let response = reqwest::Client::new().get(&quote_url).header("X-PAYMENT", header).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 402);
+        assert!(response.headers().get("x-payment-response").is_none(), "nothing was settled");
+        let refused: Value = response.json().await.unwrap();
+        assert_eq!(refused["error"], reason, "{refused}");
+        assert!(refused["message"].as_str().unwrap().contains(message), "{refused}");
+        assert!(refused.get("amount").is_none(), "no quote delivered: {refused}");
+    }
+    assert_eq!((books(&w, &payer).await, payment_rows(&w).await.len()), before, "no token, no lamport, no row");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -10,7 +10,11 @@
 //! transaction that landed with an error is a failure: in each case no tokens moved.
 //!
 //! The fee payer key pays the network fee of each settlement; it holds SOL only and signs
-//! nothing but payments that passed the checks (it appears in no instruction).
+//! nothing but payments that passed the checks (it appears in no instruction). Because the
+//! payer writes the compute budget and the fee payer pays it, a payment whose unit limit ×
+//! unit price comes to more than `x402.maxPriorityFeeLamports` (default 10,000) is refused,
+//! as is a unit limit above what the scheme's instructions need (`shared::x402`): without
+//! these one payment could cost the fee payer thousands of times its signature fee.
 
 use std::path::Path;
 use std::time::Duration;
@@ -19,10 +23,24 @@ use chain::{Chain, ChainError, Commitment, Confirmation, RpcChain};
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use shared::address::Address;
+use shared::x402::Accepted;
 use zeroize::Zeroizing;
 
 use super::facilitator::{FacilitatorError, Settled, Verdict};
 use super::requirements::FeePayers;
+
+/// The reason code of a payment whose compute budget would cost the fee payer more than the cap.
+const PRIORITY_FEE_TOO_HIGH: &str = "invalid_exact_svm_payload_transaction_priority_fee_too_high";
+
+/// What to tell the payer about a static refusal, where the code alone does not say it.
+fn detail(reason: &str) -> Option<String> {
+    (reason == "invalid_exact_svm_payload_transaction_instructions_compute_limit_too_high").then(|| {
+        format!(
+            "the payment's compute unit limit is above {}, more than the exact scheme's instructions need",
+            shared::x402::MAX_COMPUTE_UNIT_LIMIT
+        )
+    })
+}
 
 /// How long a settlement waits for `confirmed` before its outcome is called unknown.
 const CONFIRM_TIMEOUT: Duration = Duration::from_secs(60);
@@ -33,6 +51,13 @@ const BLOCKHASH_VALIDITY: u64 = 151;
 pub struct BuiltIn {
     fee_payer: SigningKey,
     chain: RpcChain,
+    max_priority_fee_lamports: u64,
+}
+
+/// Why a payment is refused: the reference reason code, and what to tell the payer.
+struct Refused {
+    reason: String,
+    detail: Option<String>,
 }
 
 /// A transaction the built-in facilitator signed and is about to send: recorded (durably, by
@@ -47,7 +72,12 @@ pub struct Signed {
 impl BuiltIn {
     /// Reads the fee payer's keypair file (Solana CLI format: a JSON array of 64 numbers, the
     /// secret then the public key) and connects to `rpc_url`.
-    pub fn new(rpc_url: &str, fee_payer_key_file: &Path, timeout: Duration) -> Result<Self, String> {
+    pub fn new(
+        rpc_url: &str,
+        fee_payer_key_file: &Path,
+        max_priority_fee_lamports: u64,
+        timeout: Duration,
+    ) -> Result<Self, String> {
         let text = Zeroizing::new(
             std::fs::read_to_string(fee_payer_key_file)
                 .map_err(|e| format!("x402.feePayerKeyFile {}: {e}", fee_payer_key_file.display()))?,
@@ -70,7 +100,7 @@ impl BuiltIn {
         }
         .map_err(|e| format!("x402.rpcUrl: {e}"))?
         .with_commitment(Commitment::Confirmed);
-        Ok(BuiltIn { fee_payer, chain })
+        Ok(BuiltIn { fee_payer, chain, max_priority_fee_lamports })
     }
 
     pub fn fee_payer(&self) -> Address {
@@ -87,32 +117,48 @@ impl BuiltIn {
         json!({"x402Version": version, "paymentPayload": payload, "paymentRequirements": requirements})
     }
 
-    /// `/verify`: the static checks, then the balances on the chain.
+    /// The scheme's static checks, then this facilitator's cap on the fee it pays.
+    fn accept(&self, version: u8, payload: &Value, requirements: &Value) -> Result<Accepted, Refused> {
+        let accepted = shared::x402::check(&Self::body(version, payload, requirements), &self.fee_payer().0)
+            .map_err(|r| Refused { reason: r.reason.into(), detail: detail(r.reason) })?;
+        if accepted.priority_fee_lamports > self.max_priority_fee_lamports {
+            return Err(Refused {
+                reason: PRIORITY_FEE_TOO_HIGH.into(),
+                detail: Some(format!(
+                    "the payment's compute budget (unit limit × unit price) comes to {} lamports; this facilitator pays at most {}",
+                    accepted.priority_fee_lamports, self.max_priority_fee_lamports
+                )),
+            });
+        }
+        Ok(accepted)
+    }
+
+    /// `/verify`: the static checks and the fee cap, then the balances on the chain.
     pub async fn verify(
         &self,
         version: u8,
         payload: &Value,
         requirements: &Value,
     ) -> Result<Verdict, FacilitatorError> {
-        let accepted = match shared::x402::check(&Self::body(version, payload, requirements), &self.fee_payer().0) {
+        let accepted = match self.accept(version, payload, requirements) {
             Ok(a) => a,
-            Err(refusal) => return Ok(Verdict::Invalid { reason: refusal.reason.to_string() }),
+            Err(Refused { reason, detail }) => return Ok(Verdict::Invalid { reason, detail }),
         };
         let unreachable = |_: ChainError| FacilitatorError::Unreachable;
         let held = self.chain.token_balance(&accepted.source).await.map_err(unreachable)?;
         if held.is_none_or(|h| h < accepted.amount) {
-            return Ok(Verdict::Invalid { reason: "insufficient_funds".into() });
+            return Ok(Verdict::Invalid { reason: "insufficient_funds".into(), detail: None });
         }
         if self.chain.token_balance(&accepted.destination).await.map_err(unreachable)?.is_none() {
-            return Ok(Verdict::Invalid { reason: "invalid_exact_svm_payload_recipient_mismatch".into() });
+            let reason = "invalid_exact_svm_payload_recipient_mismatch".into();
+            return Ok(Verdict::Invalid { reason, detail: None });
         }
         Ok(Verdict::Valid { payer: accepted.payer })
     }
 
     /// Checks the payment again and adds the fee payer's signature; nothing is sent yet.
     pub fn sign(&self, version: u8, payload: &Value, requirements: &Value) -> Result<Signed, String> {
-        let accepted = shared::x402::check(&Self::body(version, payload, requirements), &self.fee_payer().0)
-            .map_err(|r| r.reason.to_string())?;
+        let accepted = self.accept(version, payload, requirements).map_err(|r| r.reason)?;
         let mut tx = accepted.transaction;
         tx.sign(&[&self.fee_payer]).map_err(|_| "invalid_exact_svm_payload_missing_fee_payer".to_string())?;
         Ok(Signed { signature: tx.id(), wire: tx.serialize(), payer: accepted.payer, network: accepted.network })

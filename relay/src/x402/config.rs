@@ -40,6 +40,9 @@ pub struct X402Config {
     pub max_timeout_seconds: u64,
     /// Per facilitator request.
     pub facilitator_timeout_secs: u64,
+    /// The built-in facilitator's cap on what one payment's compute budget (unit limit × unit
+    /// price) may make its fee payer pay beyond the signature fees, in lamports.
+    pub max_priority_fee_lamports: u64,
 }
 
 impl Default for X402Config {
@@ -55,6 +58,7 @@ impl Default for X402Config {
             price_per_call: 5_000,
             max_timeout_seconds: 60,
             facilitator_timeout_secs: 20,
+            max_priority_fee_lamports: 10_000,
         }
     }
 }
@@ -87,7 +91,7 @@ pub enum X402ConfigError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FacilitatorChoice {
     Url(String),
-    BuiltIn { rpc_url: String, fee_payer_key_file: std::path::PathBuf },
+    BuiltIn { rpc_url: String, fee_payer_key_file: std::path::PathBuf, max_priority_fee_lamports: u64 },
 }
 
 impl FacilitatorChoice {
@@ -141,9 +145,11 @@ impl X402Config {
                 }
                 FacilitatorChoice::Url(url.trim_end_matches('/').to_string())
             }
-            (None, Some(rpc_url), Some(file)) => {
-                FacilitatorChoice::BuiltIn { rpc_url: rpc_url.clone(), fee_payer_key_file: file.clone() }
-            }
+            (None, Some(rpc_url), Some(file)) => FacilitatorChoice::BuiltIn {
+                rpc_url: rpc_url.clone(),
+                fee_payer_key_file: file.clone(),
+                max_priority_fee_lamports: self.max_priority_fee_lamports,
+            },
             _ => return Err(X402ConfigError::Incomplete),
         };
         let pay_to = self.pay_to.as_ref().ok_or(X402ConfigError::Incomplete)?;

@@ -24,8 +24,8 @@ pub enum X402Error {
     Mismatch { offer: Box<Offer> },
     #[error("this payment was already used; sign a new one")]
     Replay { offer: Box<Offer> },
-    #[error("the facilitator refused the payment")]
-    Refused { reason: String, offer: Box<Offer> },
+    #[error("{message}")]
+    Refused { reason: String, message: String, offer: Box<Offer> },
     #[error("the facilitator could not settle the payment; nothing was delivered")]
     SettleFailed { reason: String, offer: Box<Offer>, settlement: (&'static str, String) },
     #[error("{0}")]

@@ -27,8 +27,14 @@ pub enum FacilitatorError {
 /// `/verify`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    Valid { payer: String },
-    Invalid { reason: String },
+    Valid {
+        payer: String,
+    },
+    /// `detail`: what to tell the payer beyond the reason code, when there is more to say.
+    Invalid {
+        reason: String,
+        detail: Option<String>,
+    },
 }
 
 /// `/settle`'s answer.
@@ -215,7 +221,8 @@ impl Facilitator {
             (true, Some(payer)) => Verdict::Valid { payer },
             (true, None) => return Err(FacilitatorError::BadAnswer(0)),
             (false, _) => {
-                Verdict::Invalid { reason: clean_reason(answer.invalid_reason.as_deref(), "verification_failed") }
+                let reason = clean_reason(answer.invalid_reason.as_deref(), "verification_failed");
+                Verdict::Invalid { reason, detail: None }
             }
         })
     }

@@ -123,9 +123,12 @@ impl X402 {
                 let timeout = Duration::from_secs(s.facilitator_timeout_secs);
                 Some(match &s.facilitator {
                     FacilitatorChoice::Url(url) => Backend::Remote(Facilitator::new(url, timeout)),
-                    FacilitatorChoice::BuiltIn { rpc_url, fee_payer_key_file } => Backend::BuiltIn(
-                        BuiltIn::new(rpc_url, fee_payer_key_file, timeout).map_err(X402ConfigError::BuiltIn)?,
-                    ),
+                    FacilitatorChoice::BuiltIn { rpc_url, fee_payer_key_file, max_priority_fee_lamports } => {
+                        Backend::BuiltIn(
+                            BuiltIn::new(rpc_url, fee_payer_key_file, *max_priority_fee_lamports, timeout)
+                                .map_err(X402ConfigError::BuiltIn)?,
+                        )
+                    }
                 })
             }
         };
@@ -240,10 +243,11 @@ impl X402 {
                 amount: settings.price,
                 network: network.to_string(),
             })),
-            Ok(Verdict::Invalid { reason }) => {
+            Ok(Verdict::Invalid { reason, detail }) => {
                 self.free(store, &key).await;
                 tracing::info!(reason = %reason, "x402 payment refused by the facilitator");
-                Err(X402Error::Refused { reason, offer: Box::new(offer) })
+                let message = detail.unwrap_or_else(|| "the facilitator refused the payment".into());
+                Err(X402Error::Refused { reason, message, offer: Box::new(offer) })
             }
             Err(e) => {
                 self.free(store, &key).await;

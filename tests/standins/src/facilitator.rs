@@ -37,8 +37,8 @@ pub use shared::solana::{AccountMeta, Instruction, Transaction};
 use shared::solana::{MessageV0, compute_budget, memo, token};
 
 pub use shared::x402::{
-    COMPUTE_BUDGET_PROGRAM, LIGHTHOUSE_PROGRAM, MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS, MAX_MEMO_BYTES, MEMO_PROGRAM,
-    TOKEN_2022_PROGRAM, TOKEN_PROGRAM, associated_token_account,
+    COMPUTE_BUDGET_PROGRAM, LIGHTHOUSE_PROGRAM, MAX_COMPUTE_UNIT_LIMIT, MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS,
+    MAX_MEMO_BYTES, MEMO_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, associated_token_account,
 };
 pub const ASSOCIATED_TOKEN_PROGRAM: &str = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
 /// How long a settled transaction is remembered (`SETTLEMENT_TTL_MS`).
@@ -419,6 +419,16 @@ mod tests {
             refusal(&pricey.build(), 5000),
             "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high"
         );
+        let mut greedy = payment(5000);
+        greedy.compute_unit_limit = MAX_COMPUTE_UNIT_LIMIT + 1;
+        assert_eq!(
+            refusal(&greedy.build(), 5000),
+            "invalid_exact_svm_payload_transaction_instructions_compute_limit_too_high"
+        );
+        greedy.compute_unit_limit = MAX_COMPUTE_UNIT_LIMIT;
+        greedy.compute_unit_price = 250_001;
+        let accepted = check(&body(1, &greedy.build(), 5000, json!({})), &fee_key().verifying_key().to_bytes());
+        assert_eq!(accepted.map(|a| a.priority_fee_lamports), Ok(10_001), "40,000 CU × 0.250001 lamports, rounded up");
         let system = Instruction { program_id: Address([0; 32]), accounts: vec![], data: vec![2, 0, 0, 0] };
         let mut extra = ixs.clone();
         extra.insert(3, system);
