@@ -85,10 +85,7 @@ impl KeyCache {
         let entry = Entry { context, key };
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(entry);
         if let Some(f) = &self.file {
-            if let Some(dir) = f.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            let _ = std::fs::write(f, serde_json::to_vec(&entry).expect("key serialises"));
+            let _ = crate::private_file::write(f, &serde_json::to_vec(&entry).expect("key serialises"));
         }
     }
 
@@ -122,6 +119,12 @@ mod tests {
         let ctx = [1u8; 32];
         assert_eq!(a.get(0, &ctx), None);
         a.set(ctx, key());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "the pinned key is the owner's only");
+        }
         assert_eq!(KeyCache::new(Some(path.clone())).get(99, &ctx), Some(key()));
         assert_eq!(KeyCache::new(Some(path.clone())).get(99, &[2u8; 32]), None, "another relay or trust: verify again");
         assert_eq!(KeyCache::new(Some(path.clone())).get(100, &ctx), None, "expired verification must not be reused");

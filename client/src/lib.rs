@@ -14,6 +14,7 @@ pub mod log;
 pub mod mcp;
 pub mod onchain;
 pub mod pccs;
+pub mod private_file;
 pub mod provision;
 pub mod proxy;
 pub mod receipts;

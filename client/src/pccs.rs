@@ -83,10 +83,7 @@ impl PccsClient {
         let collateral = self.fetch(&fmspc, ca).await?;
         let text = collateral.to_json();
         if let Some(path) = cache {
-            if let Some(dir) = path.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            let _ = std::fs::write(path, &text);
+            let _ = crate::private_file::write(&path, text.as_bytes());
         }
         Ok(text)
     }

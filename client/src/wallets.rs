@@ -382,9 +382,8 @@ impl Certificates {
 
     pub fn save(&self, certificate: &WalletCertificate) -> Result<(), ClientError> {
         let io = |e: std::io::Error| ClientError::Secrets(format!("{}: {e}", self.dir.display()));
-        std::fs::create_dir_all(&self.dir).map_err(io)?;
         let text = serde_json::to_vec_pretty(certificate).map_err(|e| ClientError::Malformed(e.to_string()))?;
-        std::fs::write(self.path(&certificate.wallet_id), text).map_err(io)
+        crate::private_file::write(&self.path(&certificate.wallet_id), &text).map_err(io)
     }
 
     pub fn load(&self, wallet_id: &str) -> Option<WalletCertificate> {

@@ -10,7 +10,6 @@
 //!   them but not forge them.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -106,13 +105,7 @@ impl Witness {
     fn persist(&self, heads: &BTreeMap<String, Head>) -> Result<(), WitnessError> {
         let io = |e| WitnessError::Io(self.path.clone(), e);
         let text = serde_json::to_vec_pretty(&HeadsFile { heads: heads.clone() }).unwrap_or_default();
-        let temporary = self.path.with_extension("tmp");
-        let mut file = std::fs::File::create(&temporary).map_err(io)?;
-        file.write_all(&text).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        std::fs::rename(&temporary, &self.path).map_err(io)?;
-        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)
+        crate::private_file::write(&self.path, &text).map_err(io)
     }
 }
 
