@@ -87,7 +87,7 @@ impl Client {
         if value.get("success") != Some(&Value::Bool(true)) {
             let code = value.get("error").and_then(Value::as_str).unwrap_or("unknown").to_string();
             let message = value.get("message").and_then(Value::as_str).unwrap_or_default().to_string();
-            return Err(ClientError::Refused { status: 200, code, message });
+            return Err(ClientError::Refused { status: 200, code, message, retry_after: None });
         }
         let free = value.get("freeMessagesRemaining").and_then(Value::as_u64);
         let response: EncryptedAgentResponse =

@@ -68,6 +68,11 @@ impl Client {
     /// Turns a relay answer into `T`, or into the error the body names.
     pub(crate) async fn read<T: DeserializeOwned>(&self, response: reqwest::Response) -> Result<T, ClientError> {
         let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
         let bytes = response.bytes().await.map_err(|_| ClientError::RelayUnreachable(self.base.clone()))?;
         // 201: a route that creates (a wallet).
         if status == 200 || status == 201 {
@@ -80,7 +85,7 @@ impl Client {
             return Err(ClientError::TeeUnreachable { endpoint });
         }
         let message = body["message"].as_str().unwrap_or_default().to_string();
-        Err(ClientError::Refused { status, code, message })
+        Err(ClientError::Refused { status, code, message, retry_after })
     }
 
     pub(crate) async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {

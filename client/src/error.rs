@@ -6,8 +6,9 @@ pub enum ClientError {
     RelayUnreachable(String),
     #[error("the relay cannot reach the enclave ({endpoint})")]
     TeeUnreachable { endpoint: String },
+    /// `retry_after`: the seconds a 429's `Retry-After` asks the caller to wait.
     #[error("HTTP {status} {code}: {message}")]
-    Refused { status: u16, code: String, message: String },
+    Refused { status: u16, code: String, message: String, retry_after: Option<u64> },
     #[error("the relay answered with an unexpected body ({0})")]
     Malformed(String),
     #[error("the reply does not decrypt with this request's key")]

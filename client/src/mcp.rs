@@ -111,7 +111,7 @@ fn answer(outcome: Result<Value, ClientError>) -> CallToolResult {
             result.structured_content = Some(value);
             result
         }
-        Err(ClientError::Refused { status, code, message }) => tool_error(&code, &message, Some(status)),
+        Err(ClientError::Refused { status, code, message, .. }) => tool_error(&code, &message, Some(status)),
         Err(e @ ClientError::NotAttested(_)) => tool_error("enclave_not_verified", &e.to_string(), None),
         Err(e @ (ClientError::RelayUnreachable(_) | ClientError::TeeUnreachable { .. })) => {
             tool_error("unreachable", &e.to_string(), None)

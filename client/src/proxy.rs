@@ -7,14 +7,22 @@
 //!
 //! The service does not stream; `stream: true` is answered as server-sent events in the
 //! OpenAI chunk format once the whole verified answer is in.
+//!
+//! It spends the user's API key on whoever reaches it, so it serves local programs only
+//! ([`Access`]): a web page the user visits can send requests to a loopback port (a form POST
+//! needs no preflight) or rebind its own name to 127.0.0.1, and both are refused with 403. A
+//! `--token` makes every caller show it as the OpenAI API key.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
@@ -30,27 +38,106 @@ pub const RECEIPT_HEADER: &str = "x-receipt-address";
 /// The model when a request names none.
 const DEFAULT_MODEL: &str = "gpt-oss:20b";
 
+/// The longest a relay's `Retry-After` is waited out at start, in one wait.
+const MAX_START_WAIT: Duration = Duration::from_secs(300);
+
 /// Verifies the enclave, then serves the proxy on `listener` until the process ends. Refuses to
-/// start (the error) when the enclave fails verification.
-pub async fn serve(client: Client, listener: tokio::net::TcpListener) -> Result<(), ClientError> {
-    client.enclave_key().await?;
-    axum::serve(listener, router(client)).await.map_err(|e| ClientError::Malformed(format!("proxy server: {e}")))
+/// start (the error) when the enclave fails verification. A relay that answers 429 (its rate
+/// limit) is waited out for the `Retry-After` it names, then asked again.
+pub async fn serve(client: Client, listener: tokio::net::TcpListener, access: Access) -> Result<(), ClientError> {
+    loop {
+        match client.enclave_key().await {
+            Ok(_) => break,
+            Err(ClientError::Refused { status: 429, retry_after, .. }) => {
+                let wait = Duration::from_secs(retry_after.unwrap_or(1).max(1)).min(MAX_START_WAIT);
+                eprintln!("svc proxy: the relay is rate limiting; asking again in {} s", wait.as_secs());
+                tokio::time::sleep(wait).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    axum::serve(listener, router(client, access))
+        .await
+        .map_err(|e| ClientError::Malformed(format!("proxy server: {e}")))
 }
 
 /// The proxy's routes over `client` (which must verify the enclave: built with attestation).
-pub fn router(client: Client) -> Router {
+pub fn router(client: Client, access: Access) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(completions))
         .route("/v1/models", get(models))
         .fallback(|| async { openai_error(StatusCode::NOT_FOUND, "not_found", "unknown route") })
+        .layer(axum::middleware::from_fn_with_state(Arc::new(access), admit))
         .with_state(Arc::new(client))
+}
+
+/// Who the proxy serves: requests addressed to the loopback address it listens on, sent by a
+/// local program rather than a web page, and showing the token when one is set.
+pub struct Access {
+    /// What `Host` may say: the listen address, or `localhost` on its port.
+    hosts: [String; 2],
+    origins: [String; 2],
+    /// sha256 of the token: compared by digest, so the comparison says nothing about the token.
+    token: Option<[u8; 32]>,
+}
+
+impl Access {
+    pub fn new(listen: SocketAddr, token: Option<&str>) -> Self {
+        let hosts = [listen.to_string(), format!("localhost:{}", listen.port())];
+        let origins = hosts.clone().map(|h| format!("http://{h}"));
+        Access { hosts, origins, token: token.map(|t| shared::sha256(t.as_bytes())) }
+    }
+
+    /// Why `request` is refused, if it is: (status, code, message).
+    fn refusal(&self, method: &Method, headers: &HeaderMap) -> Option<(StatusCode, &'static str, &'static str)> {
+        let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        // A name other than ours is a page that rebound its own name to this address.
+        if !text("host").is_some_and(|h| self.hosts.iter().any(|ours| ours == h)) {
+            return Some((
+                StatusCode::FORBIDDEN,
+                "forbidden_host",
+                "the Host header must name the address the proxy listens on",
+            ));
+        }
+        // Browsers say where a request comes from; programs do not.
+        let cross_site = text("origin").is_some_and(|o| !self.origins.iter().any(|ours| ours == o))
+            || text("sec-fetch-site").is_some_and(|s| !matches!(s, "same-origin" | "none"));
+        if cross_site {
+            return Some((StatusCode::FORBIDDEN, "forbidden_origin", "requests from web pages are not served"));
+        }
+        if let Some(expected) = &self.token {
+            let shown = text("authorization").and_then(|a| a.strip_prefix("Bearer "));
+            if shown.map(|t| shared::sha256(t.as_bytes())).as_ref() != Some(expected) {
+                return Some((StatusCode::UNAUTHORIZED, "invalid_api_key", "show the proxy's --token as the API key"));
+            }
+        }
+        let json = text("content-type")
+            .and_then(|c| c.split(';').next())
+            .is_some_and(|c| c.trim().eq_ignore_ascii_case("application/json"));
+        if method == Method::POST && !json {
+            return Some((
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "POST bodies must be application/json",
+            ));
+        }
+        None
+    }
+}
+
+async fn admit(State(access): State<Arc<Access>>, request: Request, next: Next) -> Response {
+    match access.refusal(request.method(), request.headers()) {
+        Some((status, code, message)) => openai_error(status, code, message),
+        None => next.run(request).await,
+    }
 }
 
 /// An OpenAI error object: `{error: {message, type, param, code}}`.
 fn openai_error(status: StatusCode, code: &str, message: &str) -> Response {
     let kind = match status.as_u16() {
         400 | 404 | 413 | 415 => "invalid_request_error",
-        401 | 403 => "authentication_error",
+        403 => "permission_error",
+        401 => "authentication_error",
         402 => "insufficient_quota",
         429 => "rate_limit_error",
         _ => "api_error",
@@ -61,7 +148,7 @@ fn openai_error(status: StatusCode, code: &str, message: &str) -> Response {
 
 fn from_client_error(e: &ClientError) -> Response {
     match e {
-        ClientError::Refused { status, code, message } => {
+        ClientError::Refused { status, code, message, .. } => {
             openai_error(StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY), code, message)
         }
         ClientError::RelayUnreachable(_) | ClientError::TeeUnreachable { .. } => {
@@ -188,6 +275,42 @@ async fn models(State(client): State<Arc<Client>>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_local_programs_with_the_token_get_through() {
+        let access = Access::new("127.0.0.1:8000".parse().unwrap(), Some("s3cret"));
+        let verdict = |method: Method, pairs: &[(&str, &str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.insert(header::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
+            }
+            access.refusal(&method, &headers).map(|(status, code, _)| (status.as_u16(), code))
+        };
+        let program =
+            [("host", "127.0.0.1:8000"), ("authorization", "Bearer s3cret"), ("content-type", "application/json")];
+        assert_eq!(verdict(Method::POST, &program), None);
+        assert_eq!(verdict(Method::GET, &[("host", "localhost:8000"), ("authorization", "Bearer s3cret")]), None);
+        let with = |name: &'static str, value: &'static str| {
+            let mut h: Vec<(&str, &str)> = program.iter().filter(|(n, _)| *n != name).copied().collect();
+            h.push((name, value));
+            verdict(Method::POST, &h)
+        };
+        // DNS rebinding: a page's own name, resolved to 127.0.0.1.
+        assert_eq!(with("host", "attacker.example:8000"), Some((403, "forbidden_host")));
+        assert_eq!(with("host", "127.0.0.1:8001"), Some((403, "forbidden_host")));
+        // A page on another origin, and what browsers add to every cross-site request.
+        assert_eq!(with("origin", "https://attacker.example"), Some((403, "forbidden_origin")));
+        assert_eq!(with("sec-fetch-site", "cross-site"), Some((403, "forbidden_origin")));
+        assert_eq!(with("origin", "http://127.0.0.1:8000"), None);
+        assert_eq!(with("authorization", "Bearer s3cre"), Some((401, "invalid_api_key")));
+        assert_eq!(with("content-type", "text/plain"), Some((415, "unsupported_media_type")));
+        assert_eq!(with("content-type", "application/json; charset=utf-8"), None);
+        let open = Access::new("[::1]:9".parse().unwrap(), None);
+        assert_eq!(
+            open.refusal(&Method::GET, &[(header::HOST, "[::1]:9".parse().unwrap())].into_iter().collect()),
+            None
+        );
+    }
 
     #[test]
     fn openai_requests_are_read_or_refused() {

@@ -7,7 +7,7 @@
 import OpenAI from "openai";
 
 const [baseURL, prompt] = process.argv.slice(2);
-const client = new OpenAI({ baseURL, apiKey: "unused-by-the-proxy", maxRetries: 0 });
+const client = new OpenAI({ baseURL, apiKey: process.env.PROXY_TOKEN ?? "unused-by-the-proxy", maxRetries: 0 });
 const out = {};
 
 const { data: completion, response } = await client.chat.completions

@@ -1,19 +1,20 @@
 """The official OpenAI Python SDK, unchanged, against `svc proxy` (tests/tests/proxy.rs).
 
-    python openai_proxy.py BASE_URL PROMPT
+    python openai_proxy.py BASE_URL PROMPT     (PROXY_TOKEN: the proxy's --token, if any)
 
 Prints one JSON object: a completion (with the proxy's receipt header), a streamed completion,
 the model list, and the error an unknown model gets.
 """
 
 import json
+import os
 import sys
 
 import openai
 from openai import OpenAI
 
 base_url, prompt = sys.argv[1], sys.argv[2]
-client = OpenAI(base_url=base_url, api_key="unused-by-the-proxy", max_retries=0)
+client = OpenAI(base_url=base_url, api_key=os.environ.get("PROXY_TOKEN", "unused-by-the-proxy"), max_retries=0)
 out = {"sdk": openai.__version__}
 
 raw = client.chat.completions.with_raw_response.create(

@@ -157,10 +157,15 @@ enum Command {
     ProvisionerKey { file: PathBuf },
     /// Serve an OpenAI-compatible API on localhost (`/v1/chat/completions`, `/v1/models`) that
     /// verifies the enclave first (exit 10 if it fails), seals every request to it and checks
-    /// every receipt; point any OpenAI SDK's base URL at it.
+    /// every receipt; point any OpenAI SDK's base URL at it. It serves local programs only:
+    /// web pages (another Origin, or a Host other than the address) get 403; with `--token`
+    /// callers must show it as their API key.
     Proxy {
         #[arg(long, default_value = "127.0.0.1:8000")]
         listen: String,
+        /// A secret every caller must send as `Authorization: Bearer <token>`.
+        #[arg(long, env = "SVC_PROXY_TOKEN", hide_env_values = true)]
+        token: Option<String>,
     },
     /// Print where to send tokens to fund the API key (a wallet whose key only the enclave
     /// holds, and its token account per accepted mint); `--list` prints the deposits seen;
@@ -459,15 +464,17 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 eprintln!("note:     plaintext path: the relay saw this prompt (use --encrypted to avoid that)");
             }
         }
-        Command::Proxy { listen } => {
+        Command::Proxy { listen, token } => {
             // An address, not a name: a name could resolve anywhere.
-            let loopback = listen.parse::<std::net::SocketAddr>().is_ok_and(|a| a.ip().is_loopback());
-            if !loopback {
+            let Some(address) = listen.parse::<std::net::SocketAddr>().ok().filter(|a| a.ip().is_loopback()) else {
                 return Err(Failure(
                     30,
                     "--listen must be a loopback address and port (e.g. 127.0.0.1:8000): the proxy answers in plaintext"
                         .into(),
                 ));
+            };
+            if token.as_deref().is_some_and(str::is_empty) {
+                return Err(Failure(30, "--token must not be empty".into()));
             }
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await
@@ -479,7 +486,8 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 let line = serde_json::json!({"listen": listen, "baseUrl": format!("http://{listen}/v1")});
                 println!("{line}");
             }
-            return match client::proxy::serve(client, listener).await {
+            let access = client::proxy::Access::new(address, token.as_deref());
+            return match client::proxy::serve(client, listener, access).await {
                 Err(e @ ClientError::NotAttested(_)) => Err(Failure(10, Failure::from(e).1)),
                 Err(e) => Err(e.into()),
                 Ok(()) => Ok(0),
