@@ -75,6 +75,8 @@ fn run_stdio(w: &SwapWorld, server: &[String], calls: &Value) -> (bool, Value, S
         .env_remove("SVC_MEASUREMENTS")
         .env_remove("SVC_RELAY_URL")
         .env_remove("SVC_API_KEY")
+        // Where the guardrails keep the day's spending, across the servers this test starts.
+        .env("SVC_STATE_DIR", w.stack.dir.path().join("svc-state"))
         .output()
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -196,16 +198,38 @@ async fn the_owners_local_mcp_server_signs_wallet_requests_the_relays_cannot() {
     assert_eq!(w.balance(&wallet, &w.usdc).await, 15 * USDC);
     assert_eq!(w.balance(&pool, &w.usdc).await, 5 * USDC);
 
-    // Withdraw 2 to a fresh address through the local server: the order is checked there (its
-    // answer carries it), and the payout lands once. The pool's quiet period after the
-    // enclave's boot answers 503 pool_warming_up: ask again until it ends.
+    // Guardrails, before anything is signed: a server started without --allow-destination pays
+    // no one; one that allows `destination` with --max-amount 2 refuses 2.5 and refuses
+    // another address. Nothing reaches the relay.
     let destination = address_of(&new_key()).to_string();
-    let calls = json!([
-        {"name": "priv_withdraw", "arguments": {"walletId": id, "mint": usdc, "amount": (2 * USDC).to_string(), "destinationPubkey": destination}},
-    ]);
+    let withdraw = |amount: u64, to: &str| json!({"name": "priv_withdraw", "arguments": {"walletId": id, "mint": usdc, "amount": amount.to_string(), "destinationPubkey": to}});
+    let guarded = |extra: &[String]| {
+        let mut command = server.clone();
+        command.extend(["--allow-destination".to_string(), destination.clone()]);
+        command.extend(extra.iter().cloned());
+        command
+    };
+    let (ok, out, stderr) = run_stdio(&w, &server, &json!([withdraw(2 * USDC, &destination)]));
+    assert!(ok, "{out}\n{stderr}");
+    logs.push_str(&stderr);
+    assert_eq!(refusal(only_result(&out)), (true, "destination_not_allowed", 0), "{out}");
+    let max_two = guarded(&["--max-amount".into(), (2 * USDC).to_string()]);
+    let stranger_address = address_of(&new_key()).to_string();
+    let calls = json!([withdraw(5 * USDC / 2, &destination), withdraw(2 * USDC, &stranger_address)]);
+    let (ok, out, stderr) = run_stdio(&w, &max_two, &calls);
+    assert!(ok, "{out}\n{stderr}");
+    logs.push_str(&stderr);
+    let codes: Vec<(bool, &str, i64)> = out["results"].as_array().unwrap().iter().map(refusal).collect();
+    assert_eq!(codes, [(true, "amount_over_limit", 0), (true, "destination_not_allowed", 0)], "{out}");
+    assert_eq!(audit_kinds(&w, &id).await, ["encrypt", "created"], "nothing was sent");
+
+    // Withdraw 2 to the allowed address through the local server: the order is checked there
+    // (its answer carries it), and the payout lands once. The pool's quiet period after the
+    // enclave's boot answers 503 pool_warming_up: ask again until it ends.
+    let calls = json!([withdraw(2 * USDC, &destination)]);
     let deadline = Instant::now() + WAIT;
     let withdrawn = loop {
-        let (ok, out, stderr) = run_stdio(&w, &server, &calls);
+        let (ok, out, stderr) = run_stdio(&w, &max_two, &calls);
         assert!(ok, "{out}\n{stderr}");
         logs.push_str(&stderr);
         let r = only_result(&out).clone();
@@ -229,6 +253,15 @@ async fn the_owners_local_mcp_server_signs_wallet_requests_the_relays_cannot() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert_eq!(w.balance(&destination, &w.usdc).await, 2 * USDC);
+
+    // The day's spending is kept on disk: a new server with --max-daily 3 knows the 2 (or
+    // more: each warming-up call counted) already paid today and refuses 2 more, unsent.
+    let daily = guarded(&["--max-daily".into(), format!("{usdc}={}", 3 * USDC)]);
+    let (ok, out, stderr) = run_stdio(&w, &daily, &json!([withdraw(2 * USDC, &destination.to_string())]));
+    assert!(ok, "{out}\n{stderr}");
+    logs.push_str(&stderr);
+    assert_eq!(refusal(only_result(&out)), (true, "daily_limit_exceeded", 0), "{out}");
+    assert_eq!(audit_kinds(&w, &id).await, ["withdraw", "encrypt", "created"]);
 
     // The balance tool reads the private balance the enclave's book holds.
     let calls = json!([{"name": "priv_balance", "arguments": {"walletId": id, "mints": usdc}}]);

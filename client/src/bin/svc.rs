@@ -201,6 +201,20 @@ enum Command {
         /// The owner's keypair file (Solana CLI format: a JSON array of 64 numbers).
         #[arg(long)]
         owner_key: PathBuf,
+        /// An address swaps, shields and withdrawals may pay (repeatable); every other
+        /// destination is refused here (`destination_not_allowed`).
+        #[arg(long = "allow-destination", value_name = "ADDR")]
+        allow_destination: Vec<String>,
+        /// Ask on the terminal before paying a destination not allowed (a yes holds for the session).
+        #[arg(long)]
+        confirm: bool,
+        /// The most one call may pay out, in base units: `N` (every mint) or `MINT=N` (repeatable).
+        #[arg(long = "max-amount", value_name = "[MINT=]N")]
+        max_amount: Vec<String>,
+        /// The most paid out per UTC day and mint, in base units: `N` or `MINT=N` (repeatable);
+        /// counted in the state directory across runs.
+        #[arg(long = "max-daily", value_name = "[MINT=]N")]
+        max_daily: Vec<String>,
     },
     /// Compute MRTD, RTMR1, RTMR2 and the image id of a built image folder
     /// (OVMF.fd, vmlinuz, initrd.cpio, cmdline), and RTMR0 for a host profile.
@@ -522,10 +536,28 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             };
             return wallet_cmd::run(client, command, json).await;
         }
-        Command::Mcp { owner_key } => {
+        Command::Mcp { owner_key, allow_destination, confirm, max_amount, max_daily } => {
+            use client::mcp::guardrails::{Guardrails, Limit, ask_on_terminal};
             // stdout carries the protocol: everything else goes to stderr.
             let owner = client::swap::read_keypair(&owner_key)?;
-            let tools = client::mcp::OwnerTools::new(client.with_attestation(cli.trust.options()?), owner);
+            let allowed = allow_destination
+                .iter()
+                .map(|a| {
+                    Address::parse(a)
+                        .ok_or_else(|| Failure(30, format!("--allow-destination `{a}` is not a base58 address")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let limit =
+                |flag: &str, values: &[String]| Limit::parse(values).map_err(|e| Failure(30, format!("{flag} {e}")));
+            let owner_address = Address(owner.verifying_key().to_bytes());
+            let guardrails = Guardrails::new(
+                allowed,
+                confirm.then(|| Box::new(ask_on_terminal) as client::mcp::guardrails::Confirm),
+                limit("--max-amount", &max_amount)?,
+                limit("--max-daily", &max_daily)?,
+                state_dir().join("mcp").join(format!("spent-{owner_address}.json")),
+            );
+            let tools = client::mcp::OwnerTools::new(client.with_attestation(cli.trust.options()?), owner, guardrails);
             return match client::mcp::serve_stdio(tools).await {
                 Err(e @ ClientError::NotAttested(_)) => Err(Failure(10, Failure::from(e).1)),
                 Err(e) => Err(e.into()),

@@ -6,7 +6,12 @@
 //! for an owner runs this server beside it instead: the owner key stays in this process, every
 //! fund-moving request is sent only to an enclave that passed verification, signed over its exact
 //! bytes, and a withdrawal's order is checked against the attested enclave key before it is
-//! reported. Answers and refusals have the relay's MCP shapes, so an agent reads both alike.
+//! reported. Answers and refusals have the relay's MCP shapes, so an agent reads both alike;
+//! what the relay wrote in them reaches the agent only as data ([`relay_text`]), and what the
+//! agent may pay out is bounded here ([`guardrails`]).
+
+pub mod guardrails;
+pub mod relay_text;
 
 use std::sync::Arc;
 
@@ -18,6 +23,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use self::guardrails::{Guardrails, Move};
 use crate::api::Client;
 use crate::error::ClientError;
 
@@ -30,6 +36,7 @@ pub const TOOL_NAMES: [&str; 6] =
 pub struct OwnerTools {
     client: Arc<Client>,
     owner: Arc<SigningKey>,
+    guardrails: Arc<Guardrails>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -67,6 +74,12 @@ pub struct PayoutArgs {
     pub amount: String,
     /// The address whose token account receives the tokens.
     pub destination_pubkey: String,
+}
+
+impl PayoutArgs {
+    fn payout<'a>(&'a self, tool: &'a str) -> Move<'a> {
+        Move { tool, mint: &self.mint, amount: &self.amount, destination: Some(&self.destination_pubkey) }
+    }
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -107,11 +120,14 @@ fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, Box<CallToolResult>
 fn answer(outcome: Result<Value, ClientError>) -> CallToolResult {
     match outcome {
         Ok(value) => {
+            let value = relay_text::data(value);
             let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
             result.structured_content = Some(value);
             result
         }
-        Err(ClientError::Refused { status, code, message, .. }) => tool_error(&code, &message, Some(status)),
+        Err(ClientError::Refused { status, code, message, .. }) => {
+            tool_error(&relay_text::code(&code), &relay_text::marked(&message), Some(status))
+        }
         Err(e @ ClientError::NotAttested(_)) => tool_error("enclave_not_verified", &e.to_string(), None),
         Err(e @ (ClientError::RelayUnreachable(_) | ClientError::TeeUnreachable { .. })) => {
             tool_error("unreachable", &e.to_string(), None)
@@ -125,8 +141,16 @@ fn answer(outcome: Result<Value, ClientError>) -> CallToolResult {
 impl OwnerTools {
     /// `client` must have been built with attestation options: every fund-moving call verifies
     /// the enclave first.
-    pub fn new(client: Client, owner: SigningKey) -> Self {
-        OwnerTools { client: Arc::new(client), owner: Arc::new(owner) }
+    pub fn new(client: Client, owner: SigningKey, guardrails: Guardrails) -> Self {
+        OwnerTools { client: Arc::new(client), owner: Arc::new(owner), guardrails: Arc::new(guardrails) }
+    }
+
+    /// The guardrails' verdict on a payout; `Some` is the tool error to answer instead.
+    fn refused(&self, request: &Move) -> Option<CallToolResult> {
+        let refusal = self.guardrails.admit(request, crate::unix_now()).err()?;
+        tracing::warn!(tool = request.tool, code = refusal.code, "refused by the guardrails");
+        let status = (refusal.code == "invalid_field").then_some(400);
+        Some(tool_error(refusal.code, &refusal.message, status))
     }
 
     #[tool(description = "Swap from a managed wallet's public balance to a destination (POST \
@@ -137,6 +161,15 @@ impl OwnerTools {
             Ok(a) => a,
             Err(refusal) => return *refusal,
         };
+        let payout = Move {
+            tool: "priv_swap_managed",
+            mint: &a.from_mint,
+            amount: &a.amount,
+            destination: Some(&a.destination_pubkey),
+        };
+        if let Some(refusal) = self.refused(&payout) {
+            return refusal;
+        }
         answer(
             self.client
                 .wallet_swap(
@@ -172,6 +205,9 @@ impl OwnerTools {
             Ok(a) => a,
             Err(refusal) => return *refusal,
         };
+        if let Some(refusal) = self.refused(&a.payout("priv_shield")) {
+            return refusal;
+        }
         answer(
             self.client.wallet_shield(&a.wallet_id, &a.mint, &a.amount, &a.destination_pubkey, Some(&self.owner)).await,
         )
@@ -186,6 +222,9 @@ impl OwnerTools {
             Ok(a) => a,
             Err(refusal) => return *refusal,
         };
+        if let Some(refusal) = self.refused(&a.payout("priv_withdraw")) {
+            return refusal;
+        }
         let outcome = self
             .client
             .wallet_withdraw(&a.wallet_id, &a.mint, &a.amount, &a.destination_pubkey, Some(&self.owner))
