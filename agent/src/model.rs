@@ -4,6 +4,11 @@
 //! answer "GPU node is warming up" (contract §7 rule 1), and llama.cpp answers 503 "Loading
 //! model" while it starts; both are retried with bounded exponential backoff. Error values
 //! never carry upstream bodies, which could echo the prompt.
+//!
+//! The node is reached only where the configuration says: no redirect is followed (a
+//! redirect from a pinned node could send the next prompt in plaintext anywhere), plain `http`
+//! only to a literal loopback address (a name resolves wherever the resolver says), and no
+//! more than [`MAX_RESPONSE_BYTES`] of an answer is read.
 
 use std::time::Duration;
 
@@ -34,6 +39,10 @@ impl std::fmt::Debug for Endpoint {
             .finish()
     }
 }
+
+/// The most of one answer read: far above any completion this service asks for (the largest
+/// `maxTokens` at several bytes per token), far below what would strain the enclave's memory.
+pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
 
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
@@ -273,7 +282,7 @@ pub enum EndpointError {
 }
 
 /// Checks an endpoint against the transport rules: `https` with a pinned key, or plain
-/// `http` to loopback only (a local development model server).
+/// `http` to a literal loopback address only (a local development model server).
 pub fn check_endpoint(base_url: &str, tls_pin: Option<[u8; 32]>) -> Result<(), EndpointError> {
     let bad = || EndpointError::BadUrl(base_url.chars().take(100).collect());
     let (scheme, rest) = base_url.split_once("://").ok_or_else(bad)?;
@@ -285,10 +294,27 @@ pub fn check_endpoint(base_url: &str, tls_pin: Option<[u8; 32]>) -> Result<(), E
     match scheme {
         "https" if tls_pin.is_some() => Ok(()),
         "https" => Err(EndpointError::MissingPin(base_url.into())),
-        "http" if matches!(host, "127.0.0.1" | "localhost" | "::1") => Ok(()),
+        "http" if host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()) => Ok(()),
         "http" => Err(EndpointError::PlainHttpRemote(base_url.into())),
         _ => Err(bad()),
     }
+}
+
+/// The answer's body, at most [`MAX_RESPONSE_BYTES`]: a longer one is refused as malformed
+/// as soon as it passes the bound (its declared length, or what has arrived).
+async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, Attempt> {
+    let too_large = || Attempt::Failed(ModelError::Malformed);
+    if response.content_length().is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
+        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// A client for one endpoint: pinned TLS when the endpoint has a pin.
@@ -301,7 +327,10 @@ pub struct ModelClient {
 impl ModelClient {
     pub fn for_endpoint(endpoint: &Endpoint, timeout: Duration, retry: RetryPolicy) -> Result<Self, EndpointError> {
         check_endpoint(&endpoint.base_url, endpoint.tls_pin)?;
-        let mut builder = reqwest::Client::builder().timeout(timeout).connect_timeout(Duration::from_secs(10));
+        let mut builder = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none());
         if let Some(pin) = endpoint.tls_pin {
             builder = builder.use_preconfigured_tls(crate::pin::pinned_tls_config(pin));
         }
@@ -356,7 +385,7 @@ impl ModelClient {
         }
         let response = req.send().await.map_err(transport_error)?;
         let status = response.status();
-        let bytes = response.bytes().await.map_err(transport_error)?;
+        let bytes = read_bounded(response).await?;
         if !status.is_success() {
             if is_warming_up(status.as_u16(), &bytes) {
                 return Err(Attempt::WarmingUp);

@@ -146,6 +146,61 @@ async fn malformed_and_unreachable() {
     assert_eq!(e, Err(ModelError::Unreachable));
 }
 
+/// A node that redirects: the prompt is not sent on to where it points.
+#[tokio::test]
+async fn redirects_are_not_followed() {
+    let elsewhere_hits = Arc::new(AtomicU32::new(0));
+    let hits = elsewhere_hits.clone();
+    let elsewhere = serve(Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            hits.fetch_add(1, Ordering::SeqCst);
+            async { ok_body() }
+        }),
+    ))
+    .await;
+    let target = format!("{elsewhere}/chat/completions");
+    let redirecting = Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            let target = target.clone();
+            async move { (StatusCode::TEMPORARY_REDIRECT, [("location", target)]) }
+        }),
+    );
+    let base = serve(redirecting).await;
+    assert_eq!(client().chat(&endpoint(base), &request()).await, Err(ModelError::Status(307)));
+    assert_eq!(elsewhere_hits.load(Ordering::SeqCst), 0, "the prompt went nowhere else");
+}
+
+/// An answer larger than the bound is refused, declared or streamed, even when it would parse.
+#[tokio::test]
+async fn answers_are_read_up_to_a_bound() {
+    let declared = Router::new()
+        .route("/v1/chat/completions", post(|| async { format!("{}{}", ok_body(), " ".repeat(MAX_RESPONSE_BYTES)) }));
+    let base = serve(declared).await;
+    assert_eq!(client().chat(&endpoint(base), &request()).await, Err(ModelError::Malformed));
+    // No length declared: chunks without end, until the client hangs up.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = [0u8; 4096];
+        let _ = socket.read(&mut request).await;
+        let _ = socket
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+            .await;
+        let chunk = [b"10000\r\n".as_slice(), &[b' '; 0x10000], b"\r\n"].concat();
+        while socket.write_all(&chunk).await.is_ok() {}
+    });
+    assert_eq!(client().chat(&endpoint(base), &request()).await, Err(ModelError::Malformed));
+    // Within the bound, padding and all, the answer reads.
+    let padded =
+        Router::new().route("/v1/chat/completions", post(|| async { format!("{}{}", ok_body(), " ".repeat(1 << 20)) }));
+    let base = serve(padded).await;
+    assert_eq!(client().chat(&endpoint(base), &request()).await.map(|r| r.content), Ok("Paris.".into()));
+}
+
 #[test]
 fn endpoint_debug_hides_key() {
     let e = endpoint("http://x".into());
@@ -161,8 +216,10 @@ fn transport_rules() {
         Err(EndpointError::MissingPin("https://gpu.example/v1".into()))
     );
     assert_eq!(check_endpoint("http://127.0.0.1:8080/v1", None), Ok(()));
-    assert_eq!(check_endpoint("http://localhost/v1", None), Ok(()));
+    assert_eq!(check_endpoint("http://127.0.0.2:8080/v1", None), Ok(()));
     assert_eq!(check_endpoint("http://[::1]:80/v1", None), Ok(()));
+    // A name resolves wherever the resolver says.
+    assert!(matches!(check_endpoint("http://localhost/v1", None), Err(EndpointError::PlainHttpRemote(_))));
     assert!(matches!(check_endpoint("http://10.0.2.2:8080/v1", None), Err(EndpointError::PlainHttpRemote(_))));
     assert!(matches!(check_endpoint("http://127.0.0.1.evil.example/v1", None), Err(EndpointError::PlainHttpRemote(_))));
     assert!(matches!(check_endpoint("ftp://x/v1", pin), Err(EndpointError::BadUrl(_))));
