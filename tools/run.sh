@@ -5,8 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 LLM_DIR=${LLM_DIR:-.cache/llm}
-RUN_DIR=$ROOT/.cache/run
+# RUN_DIR and DATA_DIR (and the ports) may be set elsewhere: tests/tests/make_run.rs runs this
+# script twice on one pair of them. RUN_MODEL_URL: a model server already running (then none is
+# started or stopped here).
+RUN_DIR=${RUN_DIR:-$ROOT/.cache/run}
+DATA_DIR=${DATA_DIR:-$ROOT/data}
 LLM_PORT=${LLM_PORT:-18080}
+MODEL_URL=${RUN_MODEL_URL:-http://127.0.0.1:$LLM_PORT/v1}
 ENCLAVE_PORT=${ENCLAVE_PORT:-7070}
 RELAY_PORT=${RELAY_PORT:-8787}
 mkdir -p "$RUN_DIR"
@@ -29,10 +34,10 @@ command -v age >/dev/null || { apt-get update -qq && apt-get install -y -qq age 
 if [ ! -s "$RUN_DIR/secrets.age" ] || [ ! -s "$RUN_DIR/provisioner.pub" ] || [ ! -s "$RUN_DIR/age-identity.txt" ]; then
   rm -f "$RUN_DIR/provisioner.key" "$RUN_DIR/provisioner.pub" "$RUN_DIR/age-identity.txt" "$RUN_DIR/secrets.age" \
     "$RUN_DIR/secrets.age.witness.json"
-  if [ -d data ]; then
-    aside="data.before-$(date +%Y%m%d-%H%M%S)"
-    mv data "$aside"
-    echo "data/ was sealed under a key holder secret this checkout no longer has: moved to $aside/"
+  if [ -d "$DATA_DIR" ]; then
+    aside="$DATA_DIR.before-$(date +%Y%m%d-%H%M%S)"
+    mv "$DATA_DIR" "$aside"
+    echo "$DATA_DIR/ was sealed under a key holder secret this checkout no longer has: moved to $aside/"
   fi
   target/debug/svc provisioner-key "$RUN_DIR/provisioner.key" 2>/dev/null >"$RUN_DIR/provisioner.pub"
   age-keygen -o "$RUN_DIR/age-identity.txt" 2>/dev/null
@@ -78,7 +83,7 @@ cat >"$RUN_DIR/enclave.json" <<JSON
   "provisioners": ["$PROVISIONER"],
   "swaps": {"rpcUrl": "$RPC_URL", "routerUrl": "$ROUTER_URL", "payoutQuietBlocks": 5},
   "models": {
-    "gpt-oss:20b": {"endpoint": "http://127.0.0.1:$LLM_PORT/v1", "upstreamModel": "smollm2-135m", "maxTokens": 128}
+    "gpt-oss:20b": {"endpoint": "$MODEL_URL", "upstreamModel": "smollm2-135m", "maxTokens": 128}
   }
 }
 JSON
@@ -86,7 +91,7 @@ cat >"$RUN_DIR/relay.json" <<JSON
 {
   "listen": "127.0.0.1:$RELAY_PORT",
   "enclaveUrl": "http://127.0.0.1:$ENCLAVE_PORT",
-  "dataDir": "$ROOT/data",
+  "dataDir": "$DATA_DIR",
   "apiKeys": ["$API_KEY"],
   "agents": {
     "rpcUrl": "$RPC_URL", "routerUrl": "$ROUTER_URL", "explorerTxUrl": "https://explorer.solana.com/tx/{signature}?cluster=custom&customUrl=$RPC_URL",
@@ -106,7 +111,7 @@ cat >"$RUN_DIR/relay.json" <<JSON
     "payTo": "$PAY_TO", "asset": "$USDC", "network": "solana-devnet"
   },
   "models": {
-    "gpt-oss:20b": {"endpoint": "http://127.0.0.1:$LLM_PORT/v1", "upstreamModel": "smollm2-135m", "maxTokens": 128}
+    "gpt-oss:20b": {"endpoint": "$MODEL_URL", "upstreamModel": "smollm2-135m", "maxTokens": 128}
   }
 }
 JSON
@@ -118,12 +123,12 @@ cleanup() {
   echo; echo "stopping..."
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  tools/llm/stop.sh "$LLM_DIR" >/dev/null 2>&1 || true
+  [ -n "${RUN_MODEL_URL:-}" ] || tools/llm/stop.sh "$LLM_DIR" >/dev/null 2>&1 || true
   echo "stopped."
 }
 trap cleanup EXIT INT TERM
 
-tools/llm/start.sh "$LLM_DIR" "$LLM_PORT" >/dev/null
+[ -n "${RUN_MODEL_URL:-}" ] || tools/llm/start.sh "$LLM_DIR" "$LLM_PORT" >/dev/null
 target/debug/enclave --config "$RUN_DIR/enclave.json" 2>"$RUN_DIR/enclave.log" &
 pids+=($!)
 target/debug/relay --config "$RUN_DIR/relay.json" 2>"$RUN_DIR/relay.log" &
@@ -165,7 +170,7 @@ cat <<MSG
     relay    http://127.0.0.1:$RELAY_PORT     (logs: .cache/run/relay.log)
     keyholder  provisions the enclave      (logs: .cache/run/keyholder.log)
     enclave  http://127.0.0.1:$ENCLAVE_PORT     (logs: .cache/run/enclave.log)
-    model    http://127.0.0.1:$LLM_PORT/v1  SmolLM2-135M via llama.cpp, serving gpt-oss:20b
+    model    $MODEL_URL  SmolLM2-135M via llama.cpp, serving gpt-oss:20b
 
   Try, in another terminal (the client verifies the enclave's quote first; the dev root is
   trusted only because you name it):
@@ -257,7 +262,7 @@ cat <<MSG
   An AI agent acting as the wallet's owner uses svc mcp, a local MCP server over stdio that
   signs the wallet tools with the owner key (docs/mcp.md); list its tools with the MCP SDK:
 
-    node tests/mcp-peer/mcp.mjs --stdio '["target/debug/svc", "--api-key", "$API_KEY", "mcp", "--owner-key", ".cache/run/demo-payer.json"]'
+    node tests/mcp-peer/mcp.mjs --stdio '["target/debug/svc", "--api-key", "$API_KEY", "mcp", "--owner-key", ".cache/run/demo-payer.json", "--allow-destination", "$DESTINATION"]'
 
   discovery (docs/discovery.md, docs/mcp.md): the A2A card, capabilities, OpenAPI, and the MCP
   server (node tests/mcp-peer/mcp.mjs needs: tools/npm-install.sh tests/mcp-peer):
