@@ -23,6 +23,8 @@ tools/npm-install.sh tests/x402-peer tests/chain tests/mcp-peer tests/openai-pee
 # from its pinned requirements.
 tools/peers.sh .cache/peers
 export SVC_PEERS_DIR=$PWD/.cache/peers
+# svc's state (wallet certificates, the TCB floor, MCP spending) for this run only, not ~/.local.
+export SVC_STATE_DIR=${SVC_STATE_DIR:-$(mktemp -d)}
 
 # The fuzz targets' smoke run (tests/fuzz/smoke.sh, docs/fuzzing.md): every target built with
 # cargo-fuzz on the pinned stable toolchain (cached under tests/fuzz/target) and run briefly over its

@@ -303,14 +303,13 @@ pub fn check_endpoint(base_url: &str, tls_pin: Option<[u8; 32]>) -> Result<(), E
 /// The answer's body, at most [`MAX_RESPONSE_BYTES`]: a longer one is refused as malformed
 /// as soon as it passes the bound (its declared length, or what has arrived).
 async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, Attempt> {
-    let too_large = || Attempt::Failed(ModelError::Malformed);
     if response.content_length().is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
-        return Err(too_large());
+        return Err(Attempt::Failed(ModelError::Malformed));
     }
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
         if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            return Err(too_large());
+            return Err(Attempt::Failed(ModelError::Malformed));
         }
         body.extend_from_slice(&chunk);
     }

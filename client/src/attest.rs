@@ -33,16 +33,28 @@ pub struct AttestOptions {
 
 /// Refuses collateral older than what this client already saw for the platform (or than a
 /// configured minimum): a relay could otherwise serve TCB info from before a TCB recovery that
-/// has not expired yet, and a platform it rated `OutOfDate` would pass as `UpToDate`.
+/// has not expired yet, and a platform it rated `OutOfDate` would pass as `UpToDate`. Kept in
+/// a file (`svc`: the state directory), the floor holds across runs, not only within one.
 #[derive(Debug, Clone, Default)]
 pub struct TcbFloor {
     pub minimum: Option<u32>,
-    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>>,
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, u32>>>,
+    file: Option<std::path::PathBuf>,
 }
 
 impl TcbFloor {
     pub fn new(minimum: Option<u32>) -> Self {
-        TcbFloor { minimum, seen: Default::default() }
+        TcbFloor { minimum, seen: Default::default(), file: None }
+    }
+
+    /// The floor read from `file` (FMSPC → evaluation number, JSON; missing: none yet) and
+    /// written back there whenever it rises.
+    pub fn kept_in(mut self, file: std::path::PathBuf) -> Self {
+        let kept: std::collections::BTreeMap<String, u32> =
+            std::fs::read(&file).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+        self.seen = std::sync::Arc::new(std::sync::Mutex::new(kept));
+        self.file = Some(file);
+        self
     }
 
     /// Accepts `collateral` if its evaluation is not below the floor, and raises the floor.
@@ -52,11 +64,18 @@ impl TcbFloor {
             return Err("collateral_rollback");
         }
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        let highest = seen.entry(e.fmspc.clone()).or_insert(e.number);
+        let highest = seen.entry(e.fmspc.clone()).or_insert(0);
         if e.number < *highest {
             return Err("collateral_rollback");
         }
+        let rose = e.number > *highest;
         *highest = e.number;
+        if let Some(file) = self.file.as_ref().filter(|_| rose) {
+            let kept = serde_json::to_vec_pretty(&*seen).unwrap_or_default();
+            if let Err(e) = crate::private_file::write(file, &kept) {
+                tracing::warn!(file = %file.display(), error = %e, "the TCB floor was not kept");
+            }
+        }
         Ok(())
     }
 }
@@ -262,6 +281,15 @@ mod tests {
         assert_eq!(floor.admit(&other), Ok(()), "another platform has its own floor");
         // Clones share what was seen (the options are cloned per call).
         assert_eq!(floor.clone().admit(&first), Err("collateral_rollback"));
+        // Kept in a file, the floor holds for the next run.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("tcb-floor.json");
+        assert_eq!(TcbFloor::new(None).kept_in(file.clone()).admit(&later), Ok(()));
+        let next_run = TcbFloor::new(None).kept_in(file.clone());
+        assert_eq!(next_run.admit(&first), Err("collateral_rollback"), "20 was seen by an earlier run");
+        assert_eq!(next_run.admit(&other), Ok(()));
+        let kept: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(kept.as_object().unwrap().len(), 2, "{kept}");
         let minimum = TcbFloor::new(Some(19));
         assert_eq!(minimum.admit(&other), Err("collateral_rollback"), "18 below the minimum 19");
         assert_eq!(minimum.admit(&later), Ok(()));

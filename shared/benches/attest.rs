@@ -22,6 +22,7 @@ fn measurements_of(quote: &[u8]) -> Measurements {
         mr_config_id: None,
         mr_owner: None,
         mr_owner_config: None,
+        min_tcb_evaluation_data_number: None,
     }
 }
 

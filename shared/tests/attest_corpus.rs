@@ -30,6 +30,7 @@ fn measurements() -> Measurements {
         mr_config_id: None,
         mr_owner: None,
         mr_owner_config: None,
+        min_tcb_evaluation_data_number: None,
     }
 }
 

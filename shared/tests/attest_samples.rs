@@ -24,13 +24,25 @@ fn measurements_of(quote: &[u8]) -> Measurements {
         mr_config_id: pin(td.mr_config_id),
         mr_owner: pin(td.mr_owner),
         mr_owner_config: pin(td.mr_owner_config),
+        min_tcb_evaluation_data_number: None,
     }
 }
 
 fn check(quote_file: &str, collateral_file: &str, now: u64) -> shared::attest::VerificationDocument {
+    check_with_minimum(quote_file, collateral_file, now, None)
+}
+
+fn check_with_minimum(
+    quote_file: &str,
+    collateral_file: &str,
+    now: u64,
+    min_tcb_evaluation: Option<u32>,
+) -> shared::attest::VerificationDocument {
     let quote = read(quote_file);
     let collateral = Collateral::from_json(&String::from_utf8(read(collateral_file)).unwrap()).unwrap();
-    let policy = Policy::new(TrustRoot::Intel, measurements_of(&quote));
+    let mut measurements = measurements_of(&quote);
+    measurements.min_tcb_evaluation_data_number = min_tcb_evaluation;
+    let policy = Policy::new(TrustRoot::Intel, measurements);
     // The samples bind keys we do not have: the binding check must be the only failure.
     let evidence = Evidence {
         quote: &quote,
@@ -53,6 +65,21 @@ fn v4_sample_is_up_to_date_under_intel_root() {
     assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Reject, Some("binding_mismatch")));
     assert!(doc.check("mrtd").unwrap().actual.as_deref().unwrap().starts_with("91eb2b44"));
     assert!(doc.valid_until.unwrap() > 1_750_377_600);
+}
+
+/// Published reference values may name the oldest TCB evaluation accepted: the sample's
+/// collateral is of evaluation 17, valid and signed by Intel, and still refused under 18.
+#[test]
+fn collateral_below_the_published_tcb_evaluation_is_refused() {
+    let doc = check_with_minimum("tdx_quote", "tdx_quote_collateral.json", 1_750_377_600, Some(18));
+    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Reject, Some("tcb_evaluation_below_minimum")));
+    let row = doc.check("tcb_evaluation").unwrap();
+    assert_eq!((row.ok, row.actual.as_deref()), (false, Some("17")));
+    assert!(doc.check("dcap").unwrap().ok, "Intel's signature is fine; only the evaluation is too old");
+    let doc = check_with_minimum("tdx_quote", "tdx_quote_collateral.json", 1_750_377_600, Some(17));
+    assert!(doc.check("tcb_evaluation").unwrap().ok);
+    assert_eq!(doc.reason.as_deref(), Some("binding_mismatch"));
+    assert!(check("tdx_quote", "tdx_quote_collateral.json", 1_750_377_600).check("tcb_evaluation").is_none());
 }
 
 #[test]
@@ -94,6 +121,7 @@ fn check_sgx() -> shared::attest::VerificationDocument {
         mr_config_id: None,
         mr_owner: None,
         mr_owner_config: None,
+        min_tcb_evaluation_data_number: None,
     };
     let evidence = Evidence {
         quote: &quote,

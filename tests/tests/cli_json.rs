@@ -191,6 +191,27 @@ async fn every_command_prints_json_and_the_key_holder_logs_json_lines() {
     }
     let secrets = json!({"version": 1, "kek": shared::b64::encode([9u8; 32]), "previousKeks": [], "credentials": {}});
     let (sealed, identity) = age_encrypt(&dir, &secrets);
+    // The key holder never releases to an unattested enclave, and takes a development root only
+    // on its own command line: one left in SVC_DEV_ROOT from development is refused (exit 30)
+    // before any secret is read.
+    let holder_files = |c: &mut Command| {
+        c.arg("--secrets").arg(&sealed).arg("--identity").arg(&identity).arg("--provisioner-key").arg(&test_key);
+    };
+    let without_root: Vec<&String> =
+        common.iter().filter(|a| **a != "--dev-root" && **a != root.to_string_lossy()).collect();
+    let mut from_env = Command::new(binary("svc"));
+    from_env.args(&without_root).args(["--json", "keyholder"]).env("SVC_DEV_ROOT", &root);
+    holder_files(&mut from_env);
+    let mut unattested = Command::new(binary("svc"));
+    unattested.args(&common).args(["--json", "--allow-unattested", "provision"]);
+    holder_files(&mut unattested);
+    for (mut refused, says) in [(from_env, "not from SVC_DEV_ROOT"), (unattested, "--allow-unattested is refused")] {
+        let out = refused.output().unwrap();
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!((out.status.code(), answer["exitCode"].as_i64()), (Some(30), Some(30)), "{answer}");
+        assert!(answer["error"].as_str().unwrap().contains(says), "{answer}");
+    }
+
     let mut command = Command::new(binary("svc"));
     command.args(&common).args(["keyholder", "--json", "--interval", "1", "--secrets"]).arg(&sealed);
     command.arg("--identity").arg(&identity).arg("--provisioner-key").arg(&test_key);

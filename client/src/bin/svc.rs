@@ -75,6 +75,9 @@ struct TrustArgs {
     /// Accept an enclave without any TDX quote (development only; warned on every call).
     #[arg(long, global = true)]
     allow_unattested: bool,
+    /// Whether `dev_root` came from `SVC_DEV_ROOT` rather than the command line.
+    #[arg(skip)]
+    dev_root_from_env: bool,
 }
 
 #[derive(Subcommand)]
@@ -285,7 +288,12 @@ impl From<ClientError> for Failure {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let mut cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    cli.trust.dev_root_from_env = matches.value_source("dev_root") == Some(clap::parser::ValueSource::EnvVariable);
     let json = cli.json;
     match run(cli).await {
         Ok(code) => ExitCode::from(code),
@@ -331,8 +339,32 @@ impl TrustArgs {
         options.allow_unattested = self.allow_unattested;
         options.collateral = self.collateral.as_deref().map(text).transpose()?;
         options.pccs = self.pccs.as_deref().map(|url| client::pccs::PccsClient::new(url, collateral_cache_dir()));
-        options.tcb_floor = client::attest::TcbFloor::new(self.min_tcb_evaluation);
+        options.tcb_floor =
+            client::attest::TcbFloor::new(self.min_tcb_evaluation).kept_in(state_dir().join("tcb-floor.json"));
         Ok(options)
+    }
+}
+
+impl TrustArgs {
+    /// The trust options of the key holder (`svc provision`, `svc keyholder`), which releases
+    /// the service's secrets: never to an unattested enclave, and a development root only when
+    /// named on its own command line (an environment variable left set from development would
+    /// otherwise make a production key holder trust quotes anyone can sign).
+    fn key_holder_options(&self) -> Result<AttestOptions, Failure> {
+        if self.allow_unattested {
+            return Err(Failure(
+                30,
+                "the key holder never releases secrets to an unattested enclave: --allow-unattested is refused".into(),
+            ));
+        }
+        if self.dev_root_from_env {
+            return Err(Failure(
+                30,
+                "the key holder takes a development root only as --dev-root on its command line, not from SVC_DEV_ROOT"
+                    .into(),
+            ));
+        }
+        self.options()
     }
 }
 
@@ -573,16 +605,15 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             return measure(&dir, diagnose, shape, rtmr0_profile.as_deref());
         }
         Command::Provision { keys, key_id } => {
+            let options = cli.trust.key_holder_options()?;
             let (secrets, provisioner, witness) = keys.load()?;
             let key_id = key_id
                 .map(|k| {
                     shared::receipt::decode_hex32(&k).ok_or(Failure(30, "--key-id must be 64 lowercase hex".into()))
                 })
                 .transpose()?;
-            let out = client
-                .with_attestation(cli.trust.options()?)
-                .provision(&secrets, &provisioner, key_id, Some(&witness))
-                .await?;
+            let out =
+                client.with_attestation(options).provision(&secrets, &provisioner, key_id, Some(&witness)).await?;
             if json {
                 print_json(&out);
             } else {
@@ -601,8 +632,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Keyholder { keys, interval } => {
             tracing_subscriber_init(json);
+            let options = cli.trust.key_holder_options()?;
             let (secrets, provisioner, witness) = keys.load()?;
-            let client = client.with_attestation(cli.trust.options()?);
+            let client = client.with_attestation(options);
             let stop = async {
                 let _ = tokio::signal::ctrl_c().await;
             };
@@ -852,6 +884,7 @@ fn measure(dir: &Path, diagnose: bool, output: MeasureOutput, rtmr0_profile: Opt
             mr_config_id: None,
             mr_owner: None,
             mr_owner_config: None,
+            min_tcb_evaluation_data_number: None,
         };
         print_json(&doc);
         return Ok(0);

@@ -114,6 +114,7 @@ async fn fetches_assembles_verifies_and_caches() {
         mr_config_id: None,
         mr_owner: None,
         mr_owner_config: None,
+        min_tcb_evaluation_data_number: None,
     };
     let doc = verify(
         &Evidence { quote: &quote, collateral: &collateral, binding: None, nonce: None },

@@ -4,12 +4,14 @@
 //! { "schemaVersion": 1,
 //!   "images": [ { "name": "svc-enclave", "mrtd": "<96 hex>", "rtmr1": "<96 hex>", "rtmr2": "<96 hex>" } ],
 //!   "rtmr0": [ { "platform": "qemu-10.2-q35-2cpu-4G", "value": "<96 hex>" } ],
-//!   "mrConfigId": null, "mrOwner": null, "mrOwnerConfig": null }
+//!   "mrConfigId": null, "mrOwner": null, "mrOwnerConfig": null,
+//!   "minTcbEvaluationDataNumber": 18 }
 //! ```
 //! An image matches when MRTD, RTMR1 and RTMR2 all equal one entry (variants of one build,
 //! such as two-pass MRTD, are separate entries). RTMR0 depends on the host platform, so it is
 //! an allowlist of its own. The three host-chosen registers must be zero when `null`, or equal
-//! the pinned value.
+//! the pinned value. `minTcbEvaluationDataNumber` (optional) is the oldest TCB evaluation
+//! whose collateral any verifier accepts.
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +29,11 @@ pub struct Measurements {
     pub mr_owner: Option<Mr>,
     #[serde(default, with = "opt_mr")]
     pub mr_owner_config: Option<Mr>,
+    /// The lowest `tcbEvaluationDataNumber` collateral may carry: published after an Intel TCB
+    /// recovery, so TCB info from before it (which still rates the platform as it was) is
+    /// refused by every verifier, however fresh its signature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_tcb_evaluation_data_number: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -52,6 +52,7 @@ fn run(e: &Evidence<'_>, policy: &Policy, now: u64, results: &mut Outcome) -> Op
     }
     let (dcap, tcb_status) = tcb::dcap(e.quote, collateral, policy, now);
     results.extend(dcap);
+    results.extend(tcb::evaluation_floor(e.collateral, policy.measurements.min_tcb_evaluation_data_number));
 
     // 3. Our policy on the TD report (values from the parsed quote; if the DCAP check failed
     //    they are unauthenticated, and the verdict already says reject).

@@ -56,6 +56,7 @@ pub fn measurements() -> Measurements {
         mr_config_id: None,
         mr_owner: None,
         mr_owner_config: None,
+        min_tcb_evaluation_data_number: None,
     }
 }
 

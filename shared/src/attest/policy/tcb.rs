@@ -6,6 +6,7 @@ use dcap_qvl::QuoteCollateralV3;
 use dcap_qvl::verify::QuoteVerifier;
 
 use super::{Policy, TrustRoot};
+use crate::attest::collateral::Collateral;
 use crate::attest::document::{Outcome, Verdict};
 
 /// Both CRLs must be present: an empty one would otherwise surface as a parse error.
@@ -15,6 +16,21 @@ pub(crate) fn crls_present(collateral: &QuoteCollateralV3) -> Outcome {
     out.record("crls_present", present, None, None, None);
     if !present {
         out.fail(Verdict::Reject, "crl_missing");
+    }
+    out
+}
+
+/// Row `tcb_evaluation`, when the reference values publish a minimum: the collateral's TCB
+/// info must be of that evaluation or a later one. Intel keeps signing TCB info from before a
+/// TCB recovery until it expires, and that info still rates unpatched platforms `UpToDate`.
+pub(crate) fn evaluation_floor(collateral: &Collateral, minimum: Option<u32>) -> Outcome {
+    let mut out = Outcome::default();
+    let Some(minimum) = minimum else { return out };
+    let number = collateral.tcb_evaluation.as_ref().map(|e| e.number);
+    let ok = number.is_some_and(|n| n >= minimum);
+    out.record("tcb_evaluation", ok, Some(format!(">= {minimum}")), number.map(|n| n.to_string()), None);
+    if !ok {
+        out.fail(Verdict::Reject, "tcb_evaluation_below_minimum");
     }
     out
 }
