@@ -155,7 +155,7 @@ async fn the_openapi_documents_are_valid_and_the_live_relay_keeps_to_them() {
         "x402": {"facilitatorUrl": facilitator.base_url, "payTo": PAY_TO},
         "rateLimits": {"perAddressPerMinute": 0, "perKeyPerMinute": 0},
     });
-    let w = SwapWorld::start_with_model(json!({}), relay, Some(format!("{}/v1", model.base_url))).await;
+    let mut w = SwapWorld::start_with_model(json!({}), relay, Some(format!("{}/v1", model.base_url))).await;
     let base = w.stack.relay_url.clone();
     let dir = w.stack.dir.path().to_path_buf();
     for (name, path) in [("whole", "/openapi.json"), ("agents", "/agents/v1/openapi.json")] {
@@ -180,13 +180,14 @@ async fn the_openapi_documents_are_valid_and_the_live_relay_keeps_to_them() {
     let config = dir.join("schemathesis.toml");
     std::fs::write(&config, "[checks.not_a_server_error]\nexpected-statuses = [\"2xx\", \"3xx\", \"4xx\", \"501\"]\n")
         .unwrap();
-    let run = || {
+    let run = |examples: &str| {
         Command::new(python("requirements").join("schemathesis"))
             .arg("--config-file")
             .arg(&config)
-            .args(["run", &format!("{base}/openapi.json")])
+            // The document as fetched above: with the limits on, its route answers 429 too.
+            .args(["run", &dir.join("whole.json").to_string_lossy(), "--url", &base])
             .args(["--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance"])
-            .args(["--max-examples", "15", "--seed", "1", "--request-timeout", "30", "--workers", "2"])
+            .args(["--max-examples", examples, "--seed", "1", "--request-timeout", "30", "--workers", "2"])
             // The key holder's long poll waits by design when nothing is pending.
             .args(["--exclude-path", "/tee/witness/appends"])
             .args(["--header", &format!("Authorization: Bearer {}", e2e::API_KEY)])
@@ -198,18 +199,40 @@ async fn the_openapi_documents_are_valid_and_the_live_relay_keeps_to_them() {
     // CPython 3.11 can leave its AST recursion counter wrong after a RecursionError
     // (python/cpython#106905), and hypothesis then fails while describing a strategy: an error
     // of the tool, not a finding about the relay. Only that error is run again, at most twice.
-    let mut attempts = 0;
-    let (out, text) = loop {
-        let out = tokio::task::block_in_place(run);
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        attempts += 1;
-        if out.status.success() || !text.contains("AST constructor recursion depth mismatch") || attempts == 3 {
-            break (out, text);
-        }
-        eprintln!("schemathesis hit the CPython AST recursion bug; running it again");
+    let run_checked = |examples: &str| {
+        let mut attempts = 0;
+        let (out, text) = loop {
+            let out = tokio::task::block_in_place(|| run(examples));
+            let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            attempts += 1;
+            if out.status.success() || !text.contains("AST constructor recursion depth mismatch") || attempts == 3 {
+                break (out, text);
+            }
+            eprintln!("schemathesis hit the CPython AST recursion bug; running it again");
+        };
+        assert!(out.status.success(), "schemathesis found problems:\n{text}");
+        assert!(text.contains("passed") || text.contains("Passed"), "{text}");
     };
-    assert!(out.status.success(), "schemathesis found problems:\n{text}");
-    assert!(text.contains("passed") || text.contains("Passed"), "{text}");
+    run_checked("15");
+
+    // Again with make run's rate limits (the defaults), this minute's allowance used up first:
+    // every route then answers what the limiter answers, and must document it.
+    let config_file = dir.join("relay.json");
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&config_file).unwrap()).unwrap();
+    config.as_object_mut().unwrap().remove("rateLimits");
+    std::fs::write(&config_file, config.to_string()).unwrap();
+    tokio::task::block_in_place(|| w.stack.restart_relay(&[]));
+    let http = reqwest::Client::new();
+    let mut limited = 0;
+    for _ in 0..400 {
+        let r = http.get(format!("{base}/agents/v1/capabilities")).send().await.unwrap();
+        if r.status().as_u16() == 429 {
+            limited += 1;
+            assert!(r.headers().contains_key("retry-after"));
+        }
+    }
+    assert!(limited > 0, "the default limits are on");
+    run_checked("3");
 }
 
 /// The MCP calls, in order: every tool, with arguments for the live stack.

@@ -103,6 +103,7 @@ pub fn whole(base: &str) -> Document {
         .contact(Some(ContactBuilder::new().name(Some("svc")).url(Some(base)).build()))
         .build();
     doc.servers = Some(vec![ServerBuilder::new().url(base).build()]);
+    rate_limiter_answers(&mut doc);
     describe_responses(&mut doc);
     let components = doc.components.get_or_insert_with(Default::default);
     components.add_security_scheme(
@@ -123,6 +124,38 @@ pub fn whole(base: &str) -> Document {
         ))),
     );
     doc
+}
+
+/// What the rate limiter in front of every route but the probes answers
+/// (`billing/rate_limit.rs`): 429 `rate_limited` with `Retry-After`, and 503
+/// `database_unavailable` when its shared counter cannot be written. Added to each operation
+/// here rather than in every annotation, so no route can forget them.
+fn rate_limiter_answers(doc: &mut Document) {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder, Type, schema::ObjectBuilder};
+    let error = || ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody"))).build();
+    let limited = ResponseBuilder::new()
+        .description("Rate limited (`rate_limited`): wait the seconds `Retry-After` names")
+        .header(
+            "Retry-After",
+            HeaderBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Integer))).build(),
+        )
+        .content("application/json", error())
+        .build();
+    let unavailable = ResponseBuilder::new()
+        .description("The rate limit's counter could not be written (`database_unavailable`)")
+        .content("application/json", error())
+        .build();
+    for (path, item) in doc.paths.paths.iter_mut() {
+        if matches!(path.as_str(), "/health" | "/ready" | "/metrics") {
+            continue;
+        }
+        for operation in [&mut item.get, &mut item.post, &mut item.delete].into_iter().flatten() {
+            let responses = &mut operation.responses.responses;
+            responses.entry("429".into()).or_insert_with(|| limited.clone().into());
+            responses.entry("503".into()).or_insert_with(|| unavailable.clone().into());
+        }
+    }
 }
 
 /// Every response needs a description (OpenAPI 3.1): the ones the annotations leave out get
