@@ -45,6 +45,9 @@ pub struct LogCheck {
 pub struct AnchorCheck {
     pub tree_size: u64,
     pub tx_signature: String,
+    /// The ledger transaction found on a chain of the caller's choosing (`--rpc`), when checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landed: Option<String>,
 }
 
 /// The sizes a consistency proof must join: the smaller head first.
@@ -97,7 +100,7 @@ pub fn check(
                 (head.root, anchored_head.root)
             };
             verify_consistency(want.0, want.1, &r1, &r2, &hashes).map_err(LogError::Consistency)?;
-            Some(AnchorCheck { tree_size: anchored_head.size, tx_signature: anchor.tx_signature.clone() })
+            Some(AnchorCheck { tree_size: anchored_head.size, tx_signature: anchor.tx_signature.clone(), landed: None })
         }
     };
     Ok(LogCheck {
@@ -165,6 +168,9 @@ pub fn describe(check: &LogCheck) -> Vec<String> {
         ),
         None => "anchor:   none yet (inclusion checked against the current signed head only)".into(),
     });
+    if let Some(landed) = check.anchor.as_ref().and_then(|a| a.landed.as_ref()) {
+        lines.push(format!("chain:    anchor memo landed in {landed}, signed by the log key"));
+    }
     lines
 }
 

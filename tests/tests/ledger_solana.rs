@@ -171,6 +171,21 @@ async fn receipts_and_anchors_land_on_the_chain_and_are_found_by_their_signature
     assert!(stderr.contains("ledger:   landed (solana ledger)"), "{stderr}");
     assert!(stderr.contains("chain:    receipt commit landed in"), "{stderr}");
     assert!(stderr.contains("chain:    anchor memo landed in"), "{stderr}");
+
+    // With an RPC node configured (SVC_RPC_URL), `svc chat` checks the newest anchor there too.
+    let out = std::process::Command::new(binary("svc"))
+        .args(["--relay", &w.stack.relay_url, "--api-key", &w.stack.api_key])
+        .arg("--measurements")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"))
+        .arg("--dev-root")
+        .arg(w.stack.dev_root_pem_path())
+        .args(["chat", "--max-tokens", "8", "Hi."])
+        .env("SVC_RPC_URL", &w.chain.rpc_url)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("chain:    anchor memo landed in"), "{stderr}");
 }
 
 /// Reads the outbox row of commit `signature`: (state, attempts, last_error).

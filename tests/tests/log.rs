@@ -219,4 +219,29 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     let (code, err) = svc(&["--log-key", &hex::encode([9u8; 32]), "chat", "--max-tokens", "8", "Hi again."]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("receipt:  ") && err.contains("transparency log check failed"), "{err}");
+
+    // The operator publishes the log key beside the measurements (`log-key`): svc requires it
+    // without being told, and a relay signing with another key fails the check.
+    let published = stack.dir.path().join("published");
+    std::fs::create_dir_all(&published).unwrap();
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"), published.join("measurements.json"))
+        .unwrap();
+    let chat_with_published = |log_key: &str| {
+        std::fs::write(published.join("log-key"), format!("{log_key}\n")).unwrap();
+        let out = Command::new(binary("svc"))
+            .args(["--relay", &stack.relay_url, "--api-key", &stack.api_key])
+            .arg("--measurements")
+            .arg(published.join("measurements.json"))
+            .arg("--dev-root")
+            .arg(stack.dev_root_pem_path())
+            .args(["chat", "--max-tokens", "8", "Hi."])
+            .output()
+            .unwrap();
+        (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (code, err) = chat_with_published(&pinned);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = chat_with_published(&hex::encode([9u8; 32]));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("signed by another key") && err.contains("published beside the measurements"), "{err}");
 }

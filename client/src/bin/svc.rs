@@ -1,5 +1,7 @@
 //! `svc`: the command-line client.
 
+#[path = "svc/log_trust.rs"]
+mod log_trust;
 #[path = "svc/measure_json.rs"]
 mod measure_json;
 #[path = "svc/swap_cmd.rs"]
@@ -101,6 +103,10 @@ enum Command {
         model: Option<String>,
         #[arg(long)]
         max_tokens: Option<u32>,
+        /// A Solana RPC node of your choosing: check there that the log's newest anchor landed,
+        /// signed by the log key.
+        #[arg(long, env = "SVC_RPC_URL")]
+        rpc: Option<String>,
     },
     /// Ask the agent. Plaintext by default (the relay runs the tool loop and sees the prompt);
     /// `--encrypted` seals the prompt to the verified enclave, which runs the loop with its
@@ -275,6 +281,7 @@ impl KeyHolderArgs {
 }
 
 /// A failure with the exit code it maps to.
+#[derive(Debug)]
 struct Failure(u8, String);
 
 impl From<ClientError> for Failure {
@@ -395,12 +402,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         client = client
             .with_program_id(Address::parse(p).ok_or(Failure(30, "--program-id is not a base58 address".into()))?);
     }
-    let log_key = match &cli.log_key {
-        None => None,
-        Some(k) => {
-            Some(shared::tlog::hash::parse_hex(k).ok_or(Failure(30, "--log-key must be 64 hex characters".into()))?)
-        }
-    };
+    let log_trust =
+        log_trust::LogTrust::new(cli.log_key.as_deref(), &cli.trust.measurements, &state_dir(), &cli.relay)?;
+    let log_key = log_trust.key().copied();
     match cli.command {
         Command::Key => print_json(&client.public_key().await?),
         Command::Attest { quote: Some(quote), now } => {
@@ -415,14 +419,15 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
             return Ok(report.verdict.exit_code());
         }
-        Command::Chat { prompt, model, max_tokens } => {
+        Command::Chat { prompt, model, max_tokens, rpc } => {
+            let chain = rpc.as_deref().map(client::swap::rpc).transpose()?;
             let client = client.with_attestation(cli.trust.options()?);
             let options = ChatOptions { model, max_tokens, temperature: None };
             let out = client.chat(&prompt, &options).await?;
             // The receipt is in the log as soon as it is committed (same database transaction).
             // The reply is shown either way; a failed log check is reported and fails the run.
             let logged = match shared::tlog::entry::chat(&out.receipt) {
-                Some(entry) => client.log_proof(&entry, log_key.as_ref()).await.map_err(|e| e.to_string()),
+                Some(entry) => check_log(&client, &log_trust, &entry, chain.as_ref()).await,
                 None => Err("the receipt has no log entry".to_string()),
             };
             if json {
@@ -728,7 +733,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 let entry =
                     shared::tlog::entry::chat(&receipt).ok_or(Failure(1, "the receipt has no log entry".into()))?;
                 let evidence = client.log_evidence(&entry).await?;
-                let check = evidence.check(&entry, log_key.as_ref()).map_err(ClientError::from)?;
+                let check = evidence
+                    .check(&entry, log_key.as_ref())
+                    .map_err(|e| Failure(1, format!("transparency log check failed: {}", log_trust.explain(e))))?;
+                log_trust.keep(&check);
                 for line in client::log::describe(&check) {
                     eprintln!("{line}");
                 }
@@ -766,6 +774,28 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         }
     }
     Ok(0)
+}
+
+/// The log check of `entry` against the trusted log key (pinned on first use), and with
+/// `chain`, that the newest anchor landed there signed by that key.
+async fn check_log(
+    client: &Client,
+    trust: &log_trust::LogTrust,
+    entry: &[u8],
+    chain: Option<&chain::RpcChain>,
+) -> Result<client::log::LogCheck, String> {
+    let evidence = client.log_evidence(entry).await.map_err(|e| e.to_string())?;
+    let mut check = evidence.check(entry, trust.key()).map_err(|e| trust.explain(e))?;
+    trust.keep(&check);
+    if let (Some(chain), Some((anchor, _))) = (chain, &evidence.anchored) {
+        let key = shared::tlog::hash::parse_hex(&check.log_key).ok_or("the log key is not hex")?;
+        let landed =
+            client::onchain::check_anchor(chain, anchor, &key).await.map_err(|e| format!("on the chain: {e}"))?;
+        if let Some(a) = check.anchor.as_mut() {
+            a.landed = Some(landed);
+        }
+    }
+    Ok(check)
 }
 
 /// `svc attest --quote FILE --collateral FILE --now UNIX --measurements FILE`.
