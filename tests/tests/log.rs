@@ -224,8 +224,11 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     // without being told, and a relay signing with another key fails the check.
     let published = stack.dir.path().join("published");
     std::fs::create_dir_all(&published).unwrap();
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"), published.join("measurements.json"))
-        .unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"),
+        published.join("measurements.json"),
+    )
+    .unwrap();
     let chat_with_published = |log_key: &str| {
         std::fs::write(published.join("log-key"), format!("{log_key}\n")).unwrap();
         let out = Command::new(binary("svc"))

@@ -10,7 +10,9 @@
 //! A relay killed at any point loses nothing: a scan records a page before it saves the walk
 //! past it, so an interrupted scan is redone (records are idempotent), and a credit is one
 //! database transaction with its row's state change. Several relays scanning at once record
-//! and credit each transfer once for the same reasons.
+//! and credit each transfer once for the same reasons; a walk one relay saved while another
+//! moved the cursor above its lower end walks on to the address's first signature: slower,
+//! never a skip.
 
 use chain::{Chain, Commitment, RpcChain, SignatureInfo};
 use shared::address::Address;
