@@ -133,7 +133,9 @@ fn answer(outcome: Result<Value, ClientError>) -> CallToolResult {
             tool_error("unreachable", &e.to_string(), None)
         }
         Err(e @ ClientError::Mismatch(_)) => tool_error("answer_mismatch", &e.to_string(), None),
-        Err(e) => tool_error("client_error", &e.to_string(), None),
+        // Other failures describe an answer the relay gave (a body that does not parse, a
+        // receipt that does not check): their text may quote it.
+        Err(e) => tool_error("client_error", &relay_text::marked(&e.to_string()), None),
     }
 }
 
