@@ -113,12 +113,16 @@ impl Guardrails {
         let invalid = |what: &str| refuse("invalid_field", format!("`{what}` is not valid"));
         let mint = Address::parse(request.mint).ok_or_else(|| invalid("mint"))?;
         let amount: u128 = request.amount.parse().map_err(|_| invalid("amount"))?;
-        if let Some(destination) = request.destination {
-            let destination = Address::parse(destination).ok_or_else(|| invalid("destinationPubkey"))?;
-            self.check_destination(request, &destination)?;
+        let destination = request.destination.map(Address::parse);
+        if destination.is_some_and(|d| d.is_none()) {
+            return Err(invalid("destinationPubkey"));
         }
+        // The limit first: the owner is not asked about a destination for a call refused anyway.
         if let Some(max) = self.per_call.of(&mint).filter(|max| amount > *max) {
             return Err(refuse("amount_over_limit", format!("{amount} is above this server's --max-amount of {max}")));
+        }
+        if let Some(destination) = destination.flatten() {
+            self.check_destination(request, &destination)?;
         }
         // Counted even without a limit, so a limit set later knows the day's spending; only a
         // limit makes a record that cannot be written a refusal.
