@@ -10,6 +10,9 @@ LLM_DIR=${LLM_DIR:-.cache/llm}
 # started or stopped here).
 RUN_DIR=${RUN_DIR:-$ROOT/.cache/run}
 DATA_DIR=${DATA_DIR:-$ROOT/data}
+# The relay keeps everything in DATA_DIR (SQLite): a DATABASE_URL exported for `make test` must
+# not send it to a shared database, where a new key holder secret could not start over.
+unset DATABASE_URL
 LLM_PORT=${LLM_PORT:-18080}
 MODEL_URL=${RUN_MODEL_URL:-http://127.0.0.1:$LLM_PORT/v1}
 ENCLAVE_PORT=${ENCLAVE_PORT:-7070}
