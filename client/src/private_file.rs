@@ -22,7 +22,10 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     create_dir(dir)?;
     let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
-    let temporary = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
+    // Unique per writer: two threads of one process (the proxy's key cache) may write at once.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temporary = dir.join(format!(".{}.{}.{n}.tmp", name.to_string_lossy(), std::process::id()));
     let _ = std::fs::remove_file(&temporary); // a leftover of a crash, whatever its mode
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);

@@ -75,7 +75,8 @@ pub struct Guardrails {
     confirm: Option<Confirm>,
     per_call: Limit,
     per_day: Limit,
-    /// The day's spending (0600, `private_file`); required when `per_day` limits anything.
+    /// The day's spending (0600, `private_file`), recorded for every payout; a write that fails
+    /// refuses the payout only when `per_day` limits its mint.
     state: PathBuf,
     state_lock: Mutex<()>,
 }
@@ -126,7 +127,8 @@ impl Guardrails {
         }
         // Counted even without a limit, so a limit set later knows the day's spending; only a
         // limit makes a record that cannot be written a refusal.
-        match (self.count(&mint, amount, self.per_day.of(&mint), now), self.per_day.of(&mint)) {
+        let max = self.per_day.of(&mint);
+        match (self.count(&mint, amount, max, now), max) {
             (Err(e), None) if e.code == "client_error" => {
                 tracing::warn!(error = %e.message, "the day's spending was not recorded");
                 Ok(())
