@@ -12,6 +12,7 @@ mod compile;
 pub mod compute_budget;
 mod error;
 mod instruction;
+pub mod jupiter;
 pub mod memo;
 mod message;
 pub mod programs;

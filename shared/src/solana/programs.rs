@@ -11,11 +11,13 @@ pub const MEMO_PROGRAM: Address = id("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcH
 pub const MEMO_V1_PROGRAM: Address = id("Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo");
 pub const COMPUTE_BUDGET_PROGRAM: Address = id("ComputeBudget111111111111111111111111111111");
 pub const ADDRESS_LOOKUP_TABLE_PROGRAM: Address = id("AddressLookupTab1e1111111111111111111111111");
+/// Jupiter's aggregator v6 (swap routes; `jupiter`).
+pub const JUPITER_PROGRAM: Address = id("JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4");
 /// The wrapped-SOL mint.
 pub const NATIVE_MINT: Address = id("So11111111111111111111111111111111111111112");
 
 /// Base58 → 32 bytes, evaluated at compile time only (a bad constant fails the build).
-const fn id(text: &str) -> Address {
+pub(crate) const fn id(text: &str) -> Address {
     const ALPHABET: &[u8; 58] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
     let text = text.as_bytes();
     let mut out = [0u8; 32];
@@ -57,6 +59,7 @@ mod tests {
             (COMPUTE_BUDGET_PROGRAM, "ComputeBudget111111111111111111111111111111"),
             (ADDRESS_LOOKUP_TABLE_PROGRAM, "AddressLookupTab1e1111111111111111111111111"),
             (NATIVE_MINT, "So11111111111111111111111111111111111111112"),
+            (JUPITER_PROGRAM, "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4"),
         ] {
             assert_eq!(Address::parse(text), Some(id), "{text}");
             assert_eq!(id.to_string(), text);

@@ -2,7 +2,7 @@
 //! (accounts loaded from on-chain tables, so a router's transaction can name more keys).
 
 use super::compile::compile;
-use super::message::{read_body, sanitize, write_body};
+use super::message::{is_writable, read_body, sanitize, write_body};
 use super::reader::Reader;
 use super::{CompiledInstruction, Hash, Instruction, MessageHeader, SolanaError, shortvec};
 use crate::address::Address;
@@ -40,6 +40,75 @@ impl MessageV0 {
             instructions: c.instructions,
             address_table_lookups: Vec::new(),
         };
+        message.sanitize()?;
+        Ok(message)
+    }
+
+    /// Compiles with lookup tables, as Solana's `try_compile`: a key that is not a signer, not
+    /// a called program and not in `keep_static` is loaded from the first table (in `tables`
+    /// order) that lists it. Keeping a key static matters to a checker: a loaded key's slot is
+    /// only an index into a table the signer cannot read.
+    pub fn compile_with_lookups(
+        payer: &Address,
+        instructions: &[Instruction],
+        recent_blockhash: Hash,
+        tables: &[(Address, Vec<Address>)],
+        keep_static: &[Address],
+    ) -> Result<Self, SolanaError> {
+        let c = compile(payer, instructions)?;
+        let header = c.header;
+        let signers = usize::from(header.num_required_signatures);
+        let programs: Vec<u8> = c.instructions.iter().map(|ix| ix.program_id_index).collect();
+        let movable = |i: usize| i >= signers && !programs.contains(&(i as u8)) && !keep_static.contains(&c.keys[i]);
+        // Where each key goes: `Ok(static position)` or `Err((writable, table, index))`.
+        let mut place: Vec<Option<(bool, usize, u8)>> = vec![None; c.keys.len()];
+        let mut lookups: Vec<AddressTableLookup> = Vec::new();
+        for (t, (table, addresses)) in tables.iter().enumerate() {
+            let mut lookup =
+                AddressTableLookup { account_key: *table, writable_indexes: vec![], readonly_indexes: vec![] };
+            for (i, key) in c.keys.iter().enumerate() {
+                let found = addresses.iter().position(|a| a == key).and_then(|n| u8::try_from(n).ok());
+                if let (true, None, Some(n)) = (movable(i), place[i], found) {
+                    let writable = is_writable(&header, c.keys.len(), i);
+                    place[i] = Some((writable, t, n));
+                    match writable {
+                        true => lookup.writable_indexes.push(n),
+                        false => lookup.readonly_indexes.push(n),
+                    }
+                }
+            }
+            if !lookup.writable_indexes.is_empty() || !lookup.readonly_indexes.is_empty() {
+                lookups.push(lookup);
+            }
+        }
+        // New indexes: static keys in order, then every table's writable loads, then readonly.
+        let account_keys: Vec<Address> =
+            c.keys.iter().zip(&place).filter(|(_, p)| p.is_none()).map(|(k, _)| *k).collect();
+        let mut loaded: Vec<(bool, usize, u8)> = place.iter().flatten().copied().collect();
+        loaded.sort_by_key(|(writable, t, _)| (!writable, *t));
+        let index: Vec<u8> = (0..c.keys.len())
+            .map(|i| match place[i] {
+                None => c.keys[..i].iter().zip(&place).filter(|(_, p)| p.is_none()).count(),
+                Some(p) => account_keys.len() + loaded.iter().position(|l| *l == p).unwrap_or(0),
+            })
+            .map(|n| u8::try_from(n).map_err(|_| SolanaError::TooManyAccounts))
+            .collect::<Result<_, _>>()?;
+        let moved_readonly = place.iter().flatten().filter(|(writable, _, _)| !writable).count();
+        let header = MessageHeader {
+            num_readonly_unsigned_accounts: header.num_readonly_unsigned_accounts - moved_readonly as u8,
+            ..header
+        };
+        let instructions = c
+            .instructions
+            .into_iter()
+            .map(|ix| CompiledInstruction {
+                program_id_index: index[usize::from(ix.program_id_index)],
+                accounts: ix.accounts.iter().map(|a| index[usize::from(*a)]).collect(),
+                data: ix.data,
+            })
+            .collect();
+        let message =
+            MessageV0 { header, account_keys, recent_blockhash, instructions, address_table_lookups: lookups };
         message.sanitize()?;
         Ok(message)
     }
