@@ -63,7 +63,7 @@ fn swap_status_and_code(e: &crate::swap::SwapError) -> (u16, &'static str) {
         S::Check(C::FundingNotForThisSession) => (400, codes::FUNDING_NOT_FOR_THIS_SESSION),
         S::Check(C::FundingWrongMint) => (400, codes::FUNDING_WRONG_MINT),
         S::Check(C::FundingWrongAmount { .. }) => (400, codes::FUNDING_WRONG_AMOUNT),
-        S::Check(C::RouterTransaction(_)) => (502, codes::ROUTER_TRANSACTION_REFUSED),
+        S::Check(C::RouterTransaction(_) | C::Jupiter(_)) => (502, codes::ROUTER_TRANSACTION_REFUSED),
         S::Check(C::OutputBelowMinimum { .. }) => (502, codes::SLIPPAGE_EXCEEDED),
         S::FundingNotFound => (404, codes::FUNDING_NOT_FOUND),
         S::Chain(_) => (502, codes::CHAIN_UNREACHABLE),

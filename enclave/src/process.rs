@@ -117,7 +117,8 @@ impl Enclave {
         *self.tools.write().map_err(|_| ProcessError::Internal)? = tools;
         if let Some(config) = &self.swaps_config {
             let router_key = held.credentials.get("jupiter").map(|k| k.to_string());
-            let swaps = Swaps::new(config, router_key, self.program_id).map_err(|e| {
+            let rpc_key = held.credentials.get("solanaRpc").map(|k| k.as_str());
+            let swaps = Swaps::new(config, router_key, rpc_key, self.program_id).map_err(|e| {
                 tracing::error!(error = %e, "swaps not started");
                 ProcessError::Internal
             })?;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use shared::address::Address;
 use shared::b64;
 use shared::solana::programs::TOKEN_PROGRAM;
-use shared::solana::{Instruction, Message, Transaction, associated_token, system, token};
+use shared::solana::{Instruction, Message, MessageV0, PACKET_DATA_SIZE, Transaction, associated_token, system, token};
 use shared::swap::{
     OpenedSession, ParsedTerms, SessionCommitment, SessionTerms, StepAnswer, StepRequest, SwapReceipt, receipt_address,
 };
@@ -40,9 +40,12 @@ pub(crate) const SLIPPAGE_BPS: u16 = 100;
 pub struct SwapsConfig {
     /// Solana JSON-RPC: the enclave's own view of the chain.
     pub rpc_url: String,
-    /// A router speaking the Jupiter Swap API v1 wire.
+    /// A router speaking Jupiter's wire (quotes at `/swap/v1/quote`).
     pub router_url: String,
-    /// Programs a router transaction may call besides token, associated-token and
+    /// How the router's swap is asked for and checked (docs/swaps.md "The router check").
+    #[serde(default)]
+    pub router_api: RouterApi,
+    /// `swap` only: programs a router transaction may call besides token, associated-token and
     /// compute-budget (base58); none of them may name the session key.
     #[serde(default)]
     pub router_programs: Vec<String>,
@@ -63,6 +66,18 @@ pub struct SwapsConfig {
     /// relay sets the terms, so this is all it can take from a swap (DESIGN §13).
     #[serde(default = "default_oneshot_max_slippage_bps")]
     pub oneshot_max_slippage_bps: u16,
+}
+
+/// `build`: Jupiter's Swap API v2 (`GET /swap/v2/build`); the enclave compiles the instructions
+/// and signs only what `swap_check::jupiter` accepts. `swap`: a router whose `POST
+/// /swap/v1/swap` returns a whole transaction of plain token transfers, co-signed by its pool
+/// (the development stand-in; `swap_check::check_swap`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RouterApi {
+    #[default]
+    Build,
+    Swap,
 }
 
 fn default_oneshot_max_slippage_bps() -> u16 {
@@ -144,6 +159,7 @@ struct Session {
 pub struct Swaps {
     chain: RpcChain,
     router: Router,
+    router_api: RouterApi,
     router_programs: Vec<Address>,
     program_id: Address,
     oneshot_max_slippage_bps: u16,
@@ -154,8 +170,15 @@ fn chain_error(e: chain::ChainError) -> SwapError {
 }
 
 impl Swaps {
-    /// `router_key`: the router's API key from the secrets bundle, if any.
-    pub fn new(config: &SwapsConfig, router_key: Option<String>, program_id: Address) -> Result<Self, String> {
+    /// `router_key` and `rpc_key`: the router's and the RPC provider's API keys from the
+    /// secrets bundle, if any; the RPC key replaces `{apiKey}` in `rpcUrl`, so the measured
+    /// configuration names the provider and never holds the key.
+    pub fn new(
+        config: &SwapsConfig,
+        router_key: Option<String>,
+        rpc_key: Option<&str>,
+        program_id: Address,
+    ) -> Result<Self, String> {
         for (name, url) in [("swaps.rpcUrl", &config.rpc_url), ("swaps.routerUrl", &config.router_url)] {
             if !tls_or_loopback(url) {
                 return Err(format!(
@@ -165,9 +188,14 @@ impl Swaps {
         }
         let timeout = Duration::from_secs(config.timeout_secs.max(1));
         let tls = || Some(agent::tools::web_pki_tls());
-        let chain = match config.rpc_url.starts_with("https://") {
-            true => RpcChain::with_tls(&config.rpc_url, timeout, agent::tools::web_pki_tls()),
-            false => RpcChain::new(&config.rpc_url, timeout),
+        let rpc_url = match (config.rpc_url.contains("{apiKey}"), rpc_key) {
+            (false, _) => config.rpc_url.clone(),
+            (true, Some(key)) => config.rpc_url.replace("{apiKey}", key),
+            (true, None) => return Err("swaps.rpcUrl names {apiKey}: the secrets bundle has no `solanaRpc` key".into()),
+        };
+        let chain = match rpc_url.starts_with("https://") {
+            true => RpcChain::with_tls(&rpc_url, timeout, agent::tools::web_pki_tls()),
+            false => RpcChain::new(&rpc_url, timeout),
         }
         .map_err(|e| format!("swaps.rpcUrl: {e}"))?;
         let router_tls = if config.router_url.starts_with("https://") { tls() } else { None };
@@ -178,7 +206,8 @@ impl Swaps {
             .map(|p| Address::parse(p).ok_or_else(|| format!("swaps.routerPrograms: `{p}` is not base58")))
             .collect::<Result<_, _>>()?;
         let oneshot_max_slippage_bps = config.oneshot_max_slippage_bps.min(10_000);
-        Ok(Swaps { chain, router, router_programs, program_id, oneshot_max_slippage_bps })
+        let router_api = config.router_api;
+        Ok(Swaps { chain, router, router_api, router_programs, program_id, oneshot_max_slippage_bps })
     }
 
     /// A new session: a fresh key sealed with `terms`, and the commitment signed by this
@@ -286,6 +315,9 @@ impl Swaps {
         if held.unwrap_or(0) < s.terms.amount {
             return Err(SwapError::NothingToDo("the session does not hold its input (already swapped or refunded)"));
         }
+        if self.router_api == RouterApi::Build {
+            return self.swap_built(s).await;
+        }
         let router = |e: chain::RouterError| SwapError::Router(e.to_string());
         let quote = self
             .router
@@ -301,6 +333,35 @@ impl Swaps {
         }
         tx.sign(&[&s.key]).map_err(|_| SwapError::Router("the session key is not a signer".into()))?;
         Ok(signed(&tx, swap.last_valid_block_height, out))
+    }
+
+    /// The router's swap built from Jupiter's instructions: compiled here, against this
+    /// enclave's own blockhash, with the session's accounts and the output mint kept out of the
+    /// router's lookup tables, then checked by the Jupiter rule set.
+    async fn swap_built(&self, s: &Session) -> Result<StepAnswer, SwapError> {
+        let t = &s.terms;
+        let built = self
+            .router
+            .build(&t.from_mint, &t.to_mint, t.amount, SLIPPAGE_BPS, &s.address)
+            .await
+            .map_err(|e| SwapError::Router(e.to_string()))?;
+        let blockhash = self.chain.latest_blockhash().await.map_err(chain_error)?;
+        let keep = [ata(&s.address, &t.from_mint), ata(&s.address, &t.to_mint), t.to_mint];
+        let message = MessageV0::compile_with_lookups(
+            &s.address,
+            &built.instructions,
+            blockhash.blockhash,
+            &built.lookup_tables,
+            &keep,
+        )
+        .map_err(|_| SwapError::Router("instructions that do not compile".into()))?;
+        let mut tx = Transaction::new_unsigned(message);
+        let out = swap_check::jupiter::check_swap(t, &s.address, &tx)?;
+        tx.sign(&[&s.key]).map_err(|_| SwapError::Router("the session key is not a signer".into()))?;
+        if tx.serialize().len() > PACKET_DATA_SIZE {
+            return Err(SwapError::Router("the swap does not fit in a transaction".into()));
+        }
+        Ok(signed(&tx, blockhash.last_valid_block_height, out))
     }
 
     /// Moves everything the session holds out and closes its accounts: on delivery the output
@@ -454,6 +515,19 @@ fn malformed_field(e: &shared::swap::SwapError) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use shared::address::Address;
+
+    #[test]
+    fn the_rpc_key_comes_from_the_bundle_never_the_measured_configuration() {
+        let config: super::SwapsConfig = serde_json::from_value(serde_json::json!({
+            "rpcUrl": "https://rpc.example/?api-key={apiKey}", "routerUrl": "https://api.jup.ag"}))
+        .unwrap();
+        assert_eq!(config.router_api, super::RouterApi::Build, "Jupiter's /build unless told otherwise");
+        let refused = super::Swaps::new(&config, None, None, Address([1; 32])).err().unwrap();
+        assert!(refused.contains("solanaRpc"), "{refused}");
+        assert!(super::Swaps::new(&config, None, Some("k3y"), Address([1; 32])).is_ok());
+    }
+
     #[test]
     fn upstreams_are_tls_or_literal_loopback() {
         let rows = [

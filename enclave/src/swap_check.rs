@@ -13,6 +13,8 @@ use shared::swap::ParsedTerms;
 
 pub use shared::swap::funding::token_account as ata;
 
+pub mod jupiter;
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CheckError {
     #[error("the funding transaction failed on chain")]
@@ -29,6 +31,8 @@ pub enum CheckError {
     RouterTransaction(&'static str),
     #[error("the router's transaction pays {paid} base units, below the committed minimum {minimum}")]
     OutputBelowMinimum { paid: u64, minimum: u64 },
+    #[error("the router's Jupiter transaction breaks a rule: {0}")]
+    Jupiter(jupiter::Rule),
 }
 
 /// Checks that `tx` (as it landed; `failed` if its meta has an error) funded this session:
@@ -107,7 +111,7 @@ pub fn check_swap(
     let input_account = ata(session_key, &terms.from_mint);
     let output_account = ata(session_key, &terms.to_mint);
     let (mut spent, mut paid) = (0u64, 0u64);
-    let (mut limit, mut micro_lamports_per_unit) = (MAX_COMPUTE_UNITS, 0u64);
+    let mut fees = FeeBudget::default();
     for ix in message.instructions() {
         let program = *message.program_id(ix).ok_or(bad("an instruction names no program"))?;
         let names_session = (0..ix.accounts.len()).any(|n| message.instruction_account(ix, n) == Some(session_key));
@@ -140,27 +144,12 @@ pub fn check_swap(
                     return Err(bad("the session key funds an account that is not its own"));
                 }
             }
-            COMPUTE_BUDGET_PROGRAM => match (ix.data.first(), ix.data.get(1..)) {
-                (Some(2), Some(units)) => {
-                    limit = u64::from(u32::from_le_bytes(
-                        units.try_into().map_err(|_| bad("a malformed compute unit limit"))?,
-                    ))
-                }
-                (Some(3), Some(price)) => {
-                    micro_lamports_per_unit =
-                        u64::from_le_bytes(price.try_into().map_err(|_| bad("a malformed compute unit price"))?)
-                }
-                _ => return Err(bad("a compute budget instruction other than a unit limit or price")),
-            },
+            COMPUTE_BUDGET_PROGRAM => fees.read(&ix.data).map_err(bad)?,
             p if router_programs.contains(&p) && !names_session => {}
             _ => return Err(bad("an instruction of a program the enclave does not accept here")),
         }
     }
-    // The priority fee comes out of the lamports the payer gave the session key.
-    let priority_fee = (u128::from(limit) * u128::from(micro_lamports_per_unit)).div_ceil(1_000_000);
-    if priority_fee > u128::from(MAX_PRIORITY_FEE_LAMPORTS) {
-        return Err(bad("the priority fee is above the session's fee budget"));
-    }
+    fees.check().map_err(bad)?;
     if spent > terms.amount {
         return Err(bad("the session key would move more than the committed amount"));
     }
@@ -174,6 +163,45 @@ pub fn check_swap(
 const MAX_COMPUTE_UNITS: u64 = 1_400_000;
 /// The most priority fee a router's swap may spend from the session key's lamports.
 pub const MAX_PRIORITY_FEE_LAMPORTS: u64 = 20_000;
+
+/// A router transaction's compute-budget instructions: a unit limit and a unit price only, and
+/// the priority fee they add up to within [`MAX_PRIORITY_FEE_LAMPORTS`] (it comes out of the
+/// lamports the payer gave the session key).
+struct FeeBudget {
+    limit: u64,
+    micro_lamports_per_unit: u64,
+}
+
+impl Default for FeeBudget {
+    fn default() -> Self {
+        FeeBudget { limit: MAX_COMPUTE_UNITS, micro_lamports_per_unit: 0 }
+    }
+}
+
+impl FeeBudget {
+    fn read(&mut self, data: &[u8]) -> Result<(), &'static str> {
+        match (data.first(), data.get(1..)) {
+            (Some(2), Some(units)) => {
+                self.limit =
+                    u64::from(u32::from_le_bytes(units.try_into().map_err(|_| "a malformed compute unit limit")?))
+            }
+            (Some(3), Some(price)) => {
+                self.micro_lamports_per_unit =
+                    u64::from_le_bytes(price.try_into().map_err(|_| "a malformed compute unit price")?)
+            }
+            _ => return Err("a compute budget instruction other than a unit limit or price"),
+        }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), &'static str> {
+        let fee = (u128::from(self.limit) * u128::from(self.micro_lamports_per_unit)).div_ceil(1_000_000);
+        match fee <= u128::from(MAX_PRIORITY_FEE_LAMPORTS) {
+            true => Ok(()),
+            false => Err("the priority fee is above the session's fee budget"),
+        }
+    }
+}
 
 /// The signers a transaction still needs besides the session key (the router's own keys).
 pub fn other_signers_present(tx: &Transaction, session_key: &Address) -> bool {

@@ -86,8 +86,11 @@ fn the_enclave_offers_the_five_in_contract_order() {
 ///   (issue 24: 8,292);
 /// - +120: bounded books (DESIGN §13, issue 24): the book's fixed-width encoding, the credit
 ///   horizon, per-mint minimums, credits read at `finalized`, the one-shot floor from the
-///   enclave's own quote, a managed session's SOL returned to the pool (issue 24: 8,403).
-const MAX_ENCLAVE_LINES: usize = 3_500 + 600 + 2_400 + 1_000 + 250 + 550 + 120;
+///   enclave's own quote, a managed session's SOL returned to the pool (issue 24: 8,403);
+/// - +510: Jupiter routes (issue 27): the Swap API v2 `/build` client, the v0 compiler with
+///   lookup tables that keeps checked keys static, the route instruction's fixed-offset
+///   decoder, and the rule set with a named refusal per rule (issue 27: 8,926).
+const MAX_ENCLAVE_LINES: usize = 3_500 + 600 + 2_400 + 1_000 + 250 + 550 + 120 + 510;
 
 /// Counts the lines of our code compiled into the image's enclave: every workspace source file
 /// the image build's dep-info for the binary names, without blank lines, comments and test
