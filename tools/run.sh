@@ -84,7 +84,7 @@ cat >"$RUN_DIR/enclave.json" <<JSON
   "listen": "127.0.0.1:$ENCLAVE_PORT",
   "devQuotes": {"seed": "$DEV_SEED", "writeRootPem": "$RUN_DIR/dev-root.pem"},
   "provisioners": ["$PROVISIONER"],
-  "swaps": {"rpcUrl": "$RPC_URL", "routerUrl": "$ROUTER_URL", "payoutQuietBlocks": 5},
+  "swaps": {"rpcUrl": "$RPC_URL", "routerUrl": "$ROUTER_URL", "routerApi": "swap", "payoutQuietBlocks": 5},
   "models": {
     "gpt-oss:20b": {"endpoint": "$MODEL_URL", "upstreamModel": "smollm2-135m", "maxTokens": 128}
   }

@@ -7,6 +7,7 @@ pub mod chain;
 pub mod host;
 pub mod keyholder;
 pub mod postgres;
+pub mod route_program;
 pub mod sealed;
 pub mod swaps;
 pub mod wallets;

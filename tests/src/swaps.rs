@@ -8,6 +8,7 @@ use chain::{Chain, RpcChain};
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use shared::address::Address;
+use shared::solana::programs::{ADDRESS_LOOKUP_TABLE_PROGRAM, JUPITER_PROGRAM};
 use shared::swap::funding::token_account;
 
 use crate::chain::{LocalChain, address_of, new_key};
@@ -19,6 +20,20 @@ pub const POOL_USDC: u64 = 1_000_000 * 1_000_000;
 pub const POOL_TOKEN: u64 = 5_000 * SOL;
 /// Denominations of the stablecoin: 1, 10 and 100.
 pub const USDC_BUCKETS: [u64; 3] = [1_000_000, 10_000_000, 100_000_000];
+/// The shared-accounts id of the route program's pool in a [`SwapWorld::start_jupiter`] world.
+pub const ROUTE_ID: u8 = 8;
+
+/// An address lookup table account's data: the 56-byte header (`LookupTable`, never
+/// deactivated, extended at slot 0, no authority) and the addresses (notes/jupiter.md §3).
+pub fn lookup_table_data(addresses: &[Address]) -> Vec<u8> {
+    let mut data = 1u32.to_le_bytes().to_vec();
+    data.extend_from_slice(&u64::MAX.to_le_bytes());
+    data.resize(56, 0);
+    for address in addresses {
+        data.extend_from_slice(&address.0);
+    }
+    data
+}
 
 pub struct SwapWorld {
     pub chain: LocalChain,
@@ -74,11 +89,45 @@ impl SwapWorld {
         model_base_url: Option<String>,
         tune: impl FnOnce(&mut StackOptions),
     ) -> Self {
+        Self::start_on(agents, relay, model_base_url, tune, false).await
+    }
+
+    /// As [`SwapWorld::start`], routed as Jupiter routes: the route program stand-in
+    /// (`route_program`) deployed at Jupiter's id holds the pool, the router stand-in answers
+    /// `/swap/v2/build` with its `shared_accounts_route_v2` and a lookup table on the chain
+    /// (the pool's accounts, the mints, the event authority), and the enclave asks `/build`
+    /// and checks with the Jupiter rule set.
+    pub async fn start_jupiter(agents: Value) -> Self {
+        Self::start_on(agents, |_, _, _| json!({}), None, |_| {}, true).await
+    }
+
+    async fn start_on(
+        agents: Value,
+        relay: impl FnOnce(&str, &Address, &Address) -> Value,
+        model_base_url: Option<String>,
+        tune: impl FnOnce(&mut StackOptions),
+        jupiter: bool,
+    ) -> Self {
         let chain = LocalChain::start();
         let rpc = chain.rpc();
         let (usdc, token) = (chain.create_mint(6).await, chain.create_mint(9).await);
-        let pool = chain.create_pool(&[(usdc, POOL_USDC), (token, POOL_TOKEN)], SOL).await;
-        let (server, router) = standins::router::start(&chain.rpc_url, pool).await;
+        let liquidity = [(usdc, POOL_USDC), (token, POOL_TOKEN)];
+        let mut pool = chain.create_pool(&liquidity, SOL).await;
+        if jupiter {
+            pool.route_id = Some(ROUTE_ID);
+            chain.deploy(&JUPITER_PROGRAM, &crate::route_program::route_program_elf(&JUPITER_PROGRAM, ROUTE_ID));
+            for (mint, amount) in liquidity {
+                chain.mint_to(&mint, &pool.owner(), amount).await;
+            }
+        }
+        let (server, router) = standins::router::start(&chain.rpc_url, pool.clone()).await;
+        if jupiter {
+            let table = Address(shared::sha256(b"swaps world: the route's lookup table"));
+            let mut held = vec![pool.owner(), pool.account(&usdc), pool.account(&token), usdc, token];
+            held.push(shared::solana::jupiter::EVENT_AUTHORITY);
+            chain.set_account(&table, SOL, &lookup_table_data(&held), &ADDRESS_LOOKUP_TABLE_PROGRAM);
+            router.lookup_tables(vec![(table, held)]);
+        }
         let router_url = server.base_url.clone();
         let mut section = json!({
             "rpcUrl": chain.rpc_url,
@@ -108,8 +157,9 @@ impl SwapWorld {
             relay: relay_config,
             // Payouts of managed wallets start five blocks (about 2 s) after a boot's first
             // payout request, not the production 151 (enclave::privacy).
-            enclave: json!({"swaps": {"rpcUrl": chain.rpc_url, "routerUrl": router_url, "timeoutSecs": 10,
-                                      "payoutQuietBlocks": 5}}),
+            enclave: json!({"swaps": {"rpcUrl": chain.rpc_url, "routerUrl": router_url,
+                                      "routerApi": if jupiter { "build" } else { "swap" },
+                                      "timeoutSecs": 10, "payoutQuietBlocks": 5}}),
             ..StackOptions::default()
         };
         tune(&mut options);

@@ -16,7 +16,7 @@ pub use chain::Chain;
 #[cfg(feature = "send")]
 pub use confirm::{Confirmation, confirm};
 pub use error::ChainError;
-pub use router::{Quote, Router, RouterError, SwapTransaction};
+pub use router::{Build, Quote, Router, RouterError, SwapTransaction};
 pub use rpc::RpcChain;
 pub use types::{
     Account, ChainTransaction, Commitment, LatestBlockhash, SignatureInfo, SignatureStatus, TokenBalance,

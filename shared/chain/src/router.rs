@@ -1,12 +1,14 @@
-//! A swap router speaking the Jupiter Swap API v1 wire (notes/swaps.md §3): `GET
-//! /swap/v1/quote` and `POST /swap/v1/swap`. The quote is kept verbatim (`raw`) and handed back
-//! to `/swap` unchanged, as the API asks; the fields the service reads are parsed beside it.
+//! A swap router speaking Jupiter's wire (notes/swaps.md §3, notes/jupiter.md §2): `GET
+//! /swap/v1/quote` and `POST /swap/v1/swap` (the quote kept verbatim in `raw` and handed back
+//! to `/swap` unchanged, as the API asks), and the Swap API v2's `GET /swap/v2/build`, whose
+//! instructions the caller compiles and checks itself.
 
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use shared::address::Address;
+use shared::solana::{AccountMeta, Instruction};
 
 /// Largest router answer read.
 const MAX_ANSWER: usize = 1 << 20;
@@ -41,6 +43,16 @@ pub struct SwapTransaction {
     pub last_valid_block_height: u64,
 }
 
+/// `/swap/v2/build`'s answer: the instructions in transaction order (compute budget, setup,
+/// the swap, cleanup, others) and the lookup tables' addresses as the router reports them
+/// (unauthenticated: a compiler may only use them for accounts it does not check).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Build {
+    pub instructions: Vec<Instruction>,
+    pub lookup_tables: Vec<(Address, Vec<Address>)>,
+    pub out_amount: u64,
+}
+
 #[derive(Clone)]
 pub struct Router {
     http: reqwest::Client,
@@ -56,6 +68,59 @@ struct WireQuote {
     other_amount_threshold: String,
     price_impact_pct: String,
     route_plan: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireBuild {
+    out_amount: String,
+    #[serde(default)]
+    compute_budget_instructions: Vec<WireInstruction>,
+    #[serde(default)]
+    setup_instructions: Vec<WireInstruction>,
+    swap_instruction: WireInstruction,
+    cleanup_instruction: Option<WireInstruction>,
+    #[serde(default)]
+    other_instructions: Vec<WireInstruction>,
+    #[serde(default)]
+    addresses_by_lookup_table_address: Option<std::collections::BTreeMap<String, Vec<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireInstruction {
+    program_id: String,
+    accounts: Vec<WireAccount>,
+    data: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireAccount {
+    pubkey: String,
+    is_signer: bool,
+    is_writable: bool,
+}
+
+impl WireInstruction {
+    fn parse(&self) -> Option<Instruction> {
+        let accounts = self
+            .accounts
+            .iter()
+            .map(|a| {
+                Some(AccountMeta {
+                    pubkey: Address::parse(&a.pubkey)?,
+                    is_signer: a.is_signer,
+                    is_writable: a.is_writable,
+                })
+            })
+            .collect::<Option<_>>()?;
+        Some(Instruction {
+            program_id: Address::parse(&self.program_id)?,
+            accounts,
+            data: shared::b64::decode(&self.data).ok()?,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -144,5 +209,43 @@ impl Router {
         let wire: WireSwap = serde_json::from_value(raw).map_err(|_| RouterError::Malformed)?;
         let transaction = shared::b64::decode(&wire.swap_transaction).map_err(|_| RouterError::Malformed)?;
         Ok(SwapTransaction { transaction, last_valid_block_height: wire.last_valid_block_height })
+    }
+
+    /// `GET /swap/v2/build` (Swap API v2): `amount` of `input` into `output` for `taker`, exact
+    /// in (v2 routes only), with the `*_v2` route instruction, no platform fee, the output to
+    /// the taker's own account.
+    pub async fn build(
+        &self,
+        input: &Address,
+        output: &Address,
+        amount: u64,
+        slippage_bps: u16,
+        taker: &Address,
+    ) -> Result<Build, RouterError> {
+        let query = [
+            ("inputMint", input.to_string()),
+            ("outputMint", output.to_string()),
+            ("amount", amount.to_string()),
+            ("slippageBps", slippage_bps.to_string()),
+            ("taker", taker.to_string()),
+        ];
+        let request = self.request(self.http.get(format!("{}/swap/v2/build", self.base)).query(&query));
+        let raw = Self::read(request.send().await.map_err(|_| RouterError::Unreachable)?).await?;
+        let wire: WireBuild = serde_json::from_value(raw).map_err(|_| RouterError::Malformed)?;
+        let instructions = (wire.compute_budget_instructions.iter())
+            .chain(&wire.setup_instructions)
+            .chain([&wire.swap_instruction])
+            .chain(&wire.cleanup_instruction)
+            .chain(&wire.other_instructions)
+            .map(|ix| ix.parse().ok_or(RouterError::Malformed))
+            .collect::<Result<_, _>>()?;
+        let lookup_tables = (wire.addresses_by_lookup_table_address.unwrap_or_default().iter())
+            .map(|(table, addresses)| {
+                let parsed = addresses.iter().map(|a| Address::parse(a)).collect::<Option<_>>();
+                Address::parse(table).zip(parsed).ok_or(RouterError::Malformed)
+            })
+            .collect::<Result<_, _>>()?;
+        let out_amount = shared::swap::parse_amount(&wire.out_amount).ok_or(RouterError::Malformed)?;
+        Ok(Build { instructions, lookup_tables, out_amount })
     }
 }

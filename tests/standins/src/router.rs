@@ -17,6 +17,7 @@
 //! end-to-end tests is made by `e2e::chain::LocalChain::create_pool`.
 
 mod amm;
+mod build;
 mod quote;
 mod swap;
 
@@ -62,22 +63,41 @@ pub struct PoolConfig {
     /// Taken from the input, at most 10 000.
     pub fee_bps: u16,
     pub label: String,
+    /// Set: the liquidity sits with Jupiter's program authority PDA(["authority", [id]]) (the
+    /// route program's pool) rather than with `authority`; `/swap/v2/build` answers for it
+    /// and `/swap/v1/swap` (which needs the pool's signature) refuses.
+    pub route_id: Option<u8>,
 }
 
 impl PoolConfig {
     /// A pool of `mints` held by `authority`, with a 30 bps fee and the label [`LABEL`].
     pub fn new(authority: SigningKey, mints: Vec<Address>) -> Self {
-        PoolConfig { authority, mints, fee_bps: DEFAULT_FEE_BPS, label: LABEL.to_string() }
+        PoolConfig { authority, mints, fee_bps: DEFAULT_FEE_BPS, label: LABEL.to_string(), route_id: None }
+    }
+
+    /// Who holds the liquidity: the route program's authority for a [`PoolConfig::route_id`]
+    /// pool, else [`PoolConfig::authority`].
+    pub fn owner(&self) -> Address {
+        match self.route_id {
+            Some(id) => program_authority(id),
+            None => self.authority_address(),
+        }
     }
 
     pub fn authority_address(&self) -> Address {
         Address(self.authority.verifying_key().to_bytes())
     }
 
-    /// The pool's token account of `mint` (its associated account under SPL Token).
+    /// The pool's token account of `mint` (its owner's associated account under SPL Token).
     pub fn account(&self, mint: &Address) -> Address {
-        associated_token::address(&self.authority_address(), mint, &TOKEN_PROGRAM)
+        associated_token::address(&self.owner(), mint, &TOKEN_PROGRAM)
     }
+}
+
+/// Jupiter's program authority for the shared-accounts `id`: PDA(["authority", [id]]).
+pub fn program_authority(id: u8) -> Address {
+    let pda = shared::address::find_program_address(&[b"authority", &[id]], &shared::solana::programs::JUPITER_PROGRAM);
+    pda.expect("a program address exists").0
 }
 
 /// A transaction `/swap` hands out that breaks a rule, for testing the checks of a client that
@@ -92,6 +112,9 @@ pub enum Tamper {
     WrongFeePayer,
     /// The output goes to another wallet's account of the output mint (created for it).
     OutputElsewhere,
+    /// `/swap/v2/build` only: the route quotes twice the pool's balance of the output, so its
+    /// minimum is more than the pool can pay and the route program fails with 6001 on chain.
+    QuoteAbovePool,
 }
 
 /// The wallet [`Tamper::OutputElsewhere`] pays: a fixed key nobody is meant to use.
@@ -105,9 +128,19 @@ pub struct Router {
     recorder: crate::Recorder<Seen>,
     tamper: Arc<Mutex<Option<Tamper>>>,
     pool: Arc<PoolConfig>,
+    tables: LookupTables,
 }
 
+/// Lookup tables `/swap/v2/build` reports: their addresses and the addresses they hold.
+type LookupTables = Arc<Mutex<Vec<(Address, Vec<Address>)>>>;
+
 impl Router {
+    /// Makes later `/swap/v2/build` answers report these lookup tables (which the test put on
+    /// the chain; the stand-in does not read them).
+    pub fn lookup_tables(&self, tables: Vec<(Address, Vec<Address>)>) {
+        *self.tables.lock().unwrap_or_else(|e| e.into_inner()) = tables;
+    }
+
     /// Every request so far, in order (body included for `/swap`).
     pub fn requests(&self) -> Vec<Seen> {
         self.recorder.requests()
@@ -123,9 +156,9 @@ impl Router {
         *self.tamper.lock().unwrap_or_else(|e| e.into_inner()) = tamper;
     }
 
-    /// The pool authority: the route step's `ammKey` and the swap's co-signer.
+    /// The pool's owner: the route step's `ammKey` (and the co-signer of `/swap/v1/swap`).
     pub fn authority(&self) -> Address {
-        self.pool.authority_address()
+        self.pool.owner()
     }
 
     /// The pool's token account of `mint`.
@@ -141,6 +174,7 @@ struct App {
     pool: Arc<PoolConfig>,
     recorder: crate::Recorder<Seen>,
     tamper: Arc<Mutex<Option<Tamper>>>,
+    tables: LookupTables,
 }
 
 /// Serves the router on loopback for the chain at `rpc_url`. Panics on a configuration no pool
@@ -150,11 +184,19 @@ pub async fn start(rpc_url: &str, pool: PoolConfig) -> (crate::Running, Router) 
     assert!(pool.fee_bps <= BPS, "the fee is at most 10 000 bps");
     let rpc = RpcChain::new(rpc_url, RPC_TIMEOUT).expect("an RPC URL that parses");
     let pool = Arc::new(pool);
-    let app = App { rpc, pool: pool.clone(), recorder: crate::Recorder::default(), tamper: Arc::default() };
-    let router = Router { recorder: app.recorder.clone(), tamper: app.tamper.clone(), pool };
+    let app = App {
+        rpc,
+        pool: pool.clone(),
+        recorder: crate::Recorder::default(),
+        tamper: Arc::default(),
+        tables: Arc::default(),
+    };
+    let router =
+        Router { recorder: app.recorder.clone(), tamper: app.tamper.clone(), pool, tables: app.tables.clone() };
     let routes = axum::Router::new()
         .route("/swap/v1/quote", get(quote::quote))
         .route("/swap/v1/swap", post(swap::swap))
+        .route("/swap/v2/build", get(build::build))
         .with_state(app);
     (crate::serve(routes).await, router)
 }

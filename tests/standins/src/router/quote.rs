@@ -18,14 +18,14 @@ use shared::address::Address;
 use super::{App, DEFAULT_SLIPPAGE_BPS, NOT_SUPPORTED, Refusal, Seen, amm};
 
 /// What a quote asks, parsed.
-struct QuoteRequest {
-    input: Address,
-    output: Address,
-    amount: u64,
-    slippage_bps: u16,
+pub(super) struct QuoteRequest {
+    pub input: Address,
+    pub output: Address,
+    pub amount: u64,
+    pub slippage_bps: u16,
 }
 
-fn param<'a>(query: &'a [(String, String)], name: &str) -> Option<&'a str> {
+pub(super) fn param<'a>(query: &'a [(String, String)], name: &str) -> Option<&'a str> {
     query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
@@ -34,7 +34,7 @@ fn cannot_parse(name: &str) -> Refusal {
 }
 
 impl QuoteRequest {
-    fn parse(query: &[(String, String)]) -> Result<Self, Refusal> {
+    pub(super) fn parse(query: &[(String, String)]) -> Result<Self, Refusal> {
         let mint = |name: &str| -> Result<Address, Refusal> {
             let text = param(query, name)
                 .ok_or_else(|| Refusal::bad_request(format!("Query parameter {name} is required")))?;
@@ -103,7 +103,7 @@ async fn answer(app: &App, query: &[(String, String)], started: Instant) -> Resu
         "priceImpactPct": amm::decimal(fill.price_impact),
         "routePlan": [{
             "swapInfo": {
-                "ammKey": app.pool.authority_address().to_string(),
+                "ammKey": app.pool.owner().to_string(),
                 "label": app.pool.label,
                 "inputMint": input,
                 "outputMint": output,

@@ -92,6 +92,9 @@ fn not_supported(what: &str) -> Refusal {
 
 impl Swap {
     fn check(app: &App, request: &SwapRequest) -> Result<Self, Refusal> {
+        if app.pool.route_id.is_some() {
+            return Err(not_supported("/swap for a pool held by the route program (use /swap/v2/build)"));
+        }
         let user = address("userPublicKey", &request.user_public_key)?;
         if request.payer.as_deref().is_some_and(|payer| payer != request.user_public_key) {
             return Err(not_supported("A payer other than userPublicKey"));
@@ -112,7 +115,7 @@ impl Swap {
             return Err(not_supported(&format!("swapMode {}", quote.swap_mode)));
         }
         app.check_pair(&input, &output)?;
-        let ours = app.pool.authority_address().to_string();
+        let ours = app.pool.owner().to_string();
         match quote.route_plan.as_slice() {
             [step] if step.swap_info.amm_key == ours => {}
             [step] => {
