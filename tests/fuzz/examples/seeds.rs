@@ -447,6 +447,26 @@ fn model(out: &mut Out) {
     }
 }
 
+/// The real mainnet Jupiter transactions of `../shared/test-vectors/jupiter-mainnet` and the
+/// route instructions inside them.
+fn jupiter(out: &mut Out) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/test-vectors/jupiter-mainnet");
+    let mut names: Vec<_> =
+        std::fs::read_dir(dir).expect("the Jupiter vectors").flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names.iter().filter_map(|n| n.to_str()?.strip_suffix(".tx.b64").map(String::from)) {
+        let text = std::fs::read_to_string(format!("{dir}/{name}.tx.b64")).expect("a vector");
+        let bytes = shared::b64::decode(text.trim()).expect("base64");
+        let tx = Transaction::parse(&bytes).expect("a transaction");
+        for (i, ix) in tx.message.instructions().iter().enumerate() {
+            if tx.message.program_id(ix) == Some(&shared::solana::programs::JUPITER_PROGRAM) {
+                out.put("jupiter_route", &format!("{name}-ix{i}"), ix.data.clone());
+            }
+        }
+        out.put("jupiter_route", &name, bytes);
+    }
+}
+
 fn main() {
     let root = std::env::args().nth(1).expect("usage: seeds <dir>");
     let mut out = Out { root: PathBuf::from(root), count: 0 };
@@ -457,5 +477,6 @@ fn main() {
     bodies(&mut out);
     pages(&mut out);
     model(&mut out);
+    jupiter(&mut out);
     println!("wrote {} seeds under {}", out.count, out.root.display());
 }
