@@ -35,6 +35,23 @@ pub fn lookup_table_data(addresses: &[Address]) -> Vec<u8> {
     data
 }
 
+/// A JSON string of base units, as a number.
+pub fn units(v: &Value) -> u64 {
+    v.as_str().unwrap_or_else(|| panic!("{v} is not a string")).parse().unwrap()
+}
+
+/// What the stand-in's pool pays for `amount` of the stablecoin, computed here from the constant
+/// product (30 bps fee rounded up, output rounded down) rather than read from the stand-in.
+pub fn pool_out(reserve_in: u64, reserve_out: u64, amount: u64) -> u64 {
+    let after = u128::from(amount) - (u128::from(amount) * 30).div_ceil(10_000);
+    (u128::from(reserve_out) * after / (u128::from(reserve_in) + after)) as u64
+}
+
+/// A token account's rent.
+pub async fn token_account_rent(rpc: &RpcChain) -> u64 {
+    rpc.minimum_balance_for_rent_exemption(shared::solana::token::ACCOUNT_LEN).await.unwrap()
+}
+
 pub struct SwapWorld {
     pub chain: LocalChain,
     pub rpc: RpcChain,
@@ -191,6 +208,23 @@ impl SwapWorld {
 
     pub async fn lamports(&self, owner: &Address) -> u64 {
         self.rpc.balance(owner).await.unwrap()
+    }
+
+    /// Starts, checks, funds and executes a session of `payer` for `amount`; returns its id, the
+    /// checked start and the funding signature.
+    pub async fn run_session(&self, payer: &Wallet, amount: u64) -> (String, client::swap::Checked, String) {
+        let client = self.client();
+        let request = self.request(payer, amount);
+        let start = client.start_oneshot(&request).await.unwrap();
+        // The floor `svc swap oneshot --router-url` sets: its own quote of the router, not the relay's.
+        let floor = client::swap::own_floor(&self.router_url, &request).await.unwrap();
+        let limits = client::swap::Limits { min_out: floor, ..client::swap::Limits::default() };
+        let checked = client.check_start(start, &request, limits).await.unwrap();
+        let id = checked.start.session_id.clone();
+        let signature = client::swap::fund(&self.rpc, &checked, &payer.key).await.unwrap();
+        let running = client.execute_oneshot(&id, &signature).await.unwrap();
+        assert_eq!(running, json!({"sessionId": id, "status": "running", "estimatedSeconds": 20}));
+        (id, checked, signature)
     }
 
     /// A client with the stack's API key that verifies the enclave.

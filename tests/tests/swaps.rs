@@ -5,48 +5,16 @@
 
 use std::time::Duration;
 
-use chain::{Chain, RpcChain};
+use chain::Chain;
 use client::swap::{Limits, fund};
 use e2e::chain::{address_of, new_key};
-use e2e::swaps::{SOL, SwapWorld, Wallet};
+use e2e::swaps::{SOL, SwapWorld, pool_out, token_account_rent, units};
 use serde_json::{Value, json};
 use shared::address::Address;
-use shared::solana::token;
 use shared::swap::funding;
 
 const TEN_USDC: u64 = 10_000_000;
 const FOLLOW: Duration = Duration::from_secs(90);
-
-fn units(v: &Value) -> u64 {
-    v.as_str().unwrap_or_else(|| panic!("{v} is not a string")).parse().unwrap()
-}
-
-/// What the pool pays for `amount` of the stablecoin, computed here from the constant product
-/// (30 bps fee rounded up, output rounded down) rather than read from the stand-in.
-fn pool_out(reserve_in: u64, reserve_out: u64, amount: u64) -> u64 {
-    let after = u128::from(amount) - (u128::from(amount) * 30).div_ceil(10_000);
-    (u128::from(reserve_out) * after / (u128::from(reserve_in) + after)) as u64
-}
-
-async fn rent(rpc: &RpcChain) -> u64 {
-    rpc.minimum_balance_for_rent_exemption(token::ACCOUNT_LEN).await.unwrap()
-}
-
-/// Starts, checks, funds and executes a session; returns its id, the checked start and the
-/// funding signature.
-async fn run_session(w: &SwapWorld, payer: &Wallet, amount: u64) -> (String, client::swap::Checked, String) {
-    let client = w.client();
-    let request = w.request(payer, amount);
-    let start = client.start_oneshot(&request).await.unwrap();
-    // The floor `svc swap oneshot --router-url` sets: its own quote of the router, not the relay's.
-    let floor = client::swap::own_floor(&w.router_url, &request).await.unwrap();
-    let checked = client.check_start(start, &request, Limits { min_out: floor, ..Limits::default() }).await.unwrap();
-    let id = checked.start.session_id.clone();
-    let signature = fund(&w.rpc, &checked, &payer.key).await.unwrap();
-    let running = client.execute_oneshot(&id, &signature).await.unwrap();
-    assert_eq!(running, json!({"sessionId": id, "status": "running", "estimatedSeconds": 20}));
-    (id, checked, signature)
-}
 
 async fn get(url: &str) -> (u16, Value) {
     let r = reqwest::get(url).await.unwrap();
@@ -79,7 +47,7 @@ async fn a_oneshot_swap_settles_with_exact_balances_and_a_verified_receipt() {
     let (usdc_before, lamports_before) = (w.balance(&payer.address, &w.usdc).await, w.lamports(&payer.address).await);
     let pool = w.router.authority();
     let (pool_usdc, pool_token) = (w.balance(&pool, &w.usdc).await, w.balance(&pool, &w.token).await);
-    let (id, checked, funding_sig) = run_session(&w, &payer, TEN_USDC).await;
+    let (id, checked, funding_sig) = w.run_session(&payer, TEN_USDC).await;
     assert!(checked.start.bucketed);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     assert!(shared::time::parse_rfc3339(&checked.start.expires_at).unwrap() > now);
@@ -105,7 +73,10 @@ async fn a_oneshot_swap_settles_with_exact_balances_and_a_verified_receipt() {
     // account's rent; everything else came back; the session key is empty and closed.
     assert_eq!(w.balance(&destination, &w.token).await, out);
     assert_eq!(usdc_before - w.balance(&payer.address, &w.usdc).await, TEN_USDC);
-    assert_eq!(lamports_before - w.lamports(&payer.address).await, 5_000 + 10_000 + 5_000 + rent(&w.rpc).await);
+    assert_eq!(
+        lamports_before - w.lamports(&payer.address).await,
+        5_000 + 10_000 + 5_000 + token_account_rent(&w.rpc).await
+    );
     assert_eq!(w.lamports(&checked.ephemeral).await, 0);
     for mint in [w.usdc, w.token] {
         assert!(w.rpc.account(&funding::token_account(&checked.ephemeral, &mint)).await.unwrap().is_none());
@@ -258,7 +229,7 @@ async fn wrong_fundings_are_refused_with_their_codes_and_the_right_one_still_set
     let stranger = w.payer(SOL, TEN_USDC).await;
     let poor = w.payer(SOL, 1_000_000).await;
     let other_payer = w.payer(SOL, 100_000_000).await;
-    let (other_id, _, used) = run_session(&w, &other_payer, TEN_USDC).await;
+    let (other_id, _, used) = w.run_session(&other_payer, TEN_USDC).await;
 
     let request = w.request(&payer, TEN_USDC);
     let start = client.start_oneshot(&request).await.unwrap();
@@ -322,7 +293,7 @@ async fn twenty_sessions_in_parallel_all_settle() {
     }
     let pool = w.router.authority();
     let pool_usdc = w.balance(&pool, &w.usdc).await;
-    let runs = payers.iter().map(|p| run_session(&w, p, TEN_USDC));
+    let runs = payers.iter().map(|p| w.run_session(p, TEN_USDC));
     let started = e2e::join_all(runs).await;
     let mut delivered = 0;
     for (id, checked, _) in &started {

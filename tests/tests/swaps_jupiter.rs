@@ -8,46 +8,18 @@
 
 use std::time::Duration;
 
-use chain::{Chain, RpcChain};
-use client::swap::{Limits, fund};
-use e2e::swaps::{POOL_TOKEN, POOL_USDC, SOL, SwapWorld, Wallet};
-use serde_json::{Value, json};
+use chain::Chain;
+use e2e::swaps::{POOL_TOKEN, POOL_USDC, SOL, SwapWorld, pool_out, token_account_rent, units};
+use serde_json::json;
 use shared::address::Address;
+use shared::solana::Transaction;
 use shared::solana::jupiter::{SharedRouteV2, shared_v2};
 use shared::solana::programs::JUPITER_PROGRAM;
-use shared::solana::{Transaction, token};
 use shared::swap::funding;
 use standins::router::Tamper;
 
 const TEN_USDC: u64 = 10_000_000;
 const FOLLOW: Duration = Duration::from_secs(90);
-
-fn units(v: &Value) -> u64 {
-    v.as_str().unwrap_or_else(|| panic!("{v} is not a string")).parse().unwrap()
-}
-
-/// What the pool pays for `amount` of the stablecoin (30 bps fee rounded up, output rounded down).
-fn pool_out(reserve_in: u64, reserve_out: u64, amount: u64) -> u64 {
-    let after = u128::from(amount) - (u128::from(amount) * 30).div_ceil(10_000);
-    (u128::from(reserve_out) * after / (u128::from(reserve_in) + after)) as u64
-}
-
-async fn rent(rpc: &RpcChain) -> u64 {
-    rpc.minimum_balance_for_rent_exemption(token::ACCOUNT_LEN).await.unwrap()
-}
-
-/// Starts, checks, funds and executes a session; returns its id and the checked start.
-async fn run_session(w: &SwapWorld, payer: &Wallet, amount: u64) -> (String, client::swap::Checked, String) {
-    let client = w.client();
-    let request = w.request(payer, amount);
-    let start = client.start_oneshot(&request).await.unwrap();
-    let floor = client::swap::own_floor(&w.router_url, &request).await.unwrap();
-    let checked = client.check_start(start, &request, Limits { min_out: floor, ..Limits::default() }).await.unwrap();
-    let id = checked.start.session_id.clone();
-    let signature = fund(&w.rpc, &checked, &payer.key).await.unwrap();
-    client.execute_oneshot(&id, &signature).await.unwrap();
-    (id, checked, signature)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_jupiter_route_settles_with_exact_balances_and_a_verified_receipt() {
@@ -55,7 +27,7 @@ async fn a_jupiter_route_settles_with_exact_balances_and_a_verified_receipt() {
     let payer = w.payer(SOL, 100_000_000).await;
     let pool = w.router.authority();
     let (usdc_before, lamports_before) = (w.balance(&payer.address, &w.usdc).await, w.lamports(&payer.address).await);
-    let (id, checked, funding_sig) = run_session(&w, &payer, TEN_USDC).await;
+    let (id, checked, funding_sig) = w.run_session(&payer, TEN_USDC).await;
     let client = w.client();
     let session = client.follow(&id, FOLLOW).await.unwrap();
     assert_eq!(session["state"], "settled", "{session}");
@@ -69,7 +41,7 @@ async fn a_jupiter_route_settles_with_exact_balances_and_a_verified_receipt() {
     assert_eq!(usdc_before - w.balance(&payer.address, &w.usdc).await, TEN_USDC);
     // Three transactions of one signature each (funding, the route, delivery) and the
     // destination account's rent; the session key's rent and fee budget came back.
-    assert_eq!(lamports_before - w.lamports(&payer.address).await, 3 * 5_000 + rent(&w.rpc).await);
+    assert_eq!(lamports_before - w.lamports(&payer.address).await, 3 * 5_000 + token_account_rent(&w.rpc).await);
     assert_eq!(w.lamports(&checked.ephemeral).await, 0);
     for mint in [w.usdc, w.token] {
         assert!(w.rpc.account(&funding::token_account(&checked.ephemeral, &mint)).await.unwrap().is_none());
@@ -111,7 +83,7 @@ async fn a_route_whose_minimum_the_pool_cannot_meet_fails_on_chain_and_refunds()
     // The route promises twice what the pool holds: the enclave's check passes (it reads the
     // instruction's numbers) and the program refuses on chain, as Jupiter's does.
     w.router.tamper(Some(Tamper::QuoteAbovePool));
-    let (id, checked, _) = run_session(&w, &payer, TEN_USDC).await;
+    let (id, checked, _) = w.run_session(&payer, TEN_USDC).await;
     let session = w.client().follow(&id, FOLLOW).await.unwrap();
     assert_eq!(
         (session["state"].as_str(), session["reason"].as_str()),
@@ -140,7 +112,7 @@ async fn a_route_the_rules_refuse_is_never_signed_and_the_session_refunds() {
     let (usdc_before, lamports_before) = (w.balance(&payer.address, &w.usdc).await, w.lamports(&payer.address).await);
     // A second transfer of the input out of the session key beside the route.
     w.router.tamper(Some(Tamper::ExtraTransferOutOfUser));
-    let (id, checked, _) = run_session(&w, &payer, TEN_USDC).await;
+    let (id, checked, _) = w.run_session(&payer, TEN_USDC).await;
     let session = w.client().follow(&id, FOLLOW).await.unwrap();
     assert_eq!(
         (session["state"].as_str(), session["reason"].as_str()),
