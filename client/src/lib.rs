@@ -9,6 +9,7 @@ pub mod chat;
 pub mod completions;
 pub mod deposits;
 pub mod error;
+pub mod gpu_reference;
 pub mod key_cache;
 pub mod log;
 pub mod mcp;

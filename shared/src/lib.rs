@@ -11,6 +11,8 @@ pub mod b64;
 pub mod catalog;
 pub mod envelope;
 pub mod freshness;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod hpke;
 pub mod keys;
 #[cfg(feature = "ledger")]

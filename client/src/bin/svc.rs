@@ -225,6 +225,19 @@ enum Command {
         #[arg(long = "max-daily", value_name = "[MINT=]N")]
         max_daily: Vec<String>,
     },
+    /// Print the golden GPU measurements to pin in the enclave's configuration (`gpu.firmware`)
+    /// for a GPU of BOARD (`PROJECT-SKU-CHIP`, e.g. `1010-0200-882`) running the driver and
+    /// VBIOS of these NVIDIA RIM files. Only RIMs pinned by digest in PINS are read (docs/gpu.md).
+    GpuReference {
+        #[arg(long, value_name = "FILE")]
+        driver_rim: PathBuf,
+        #[arg(long, value_name = "FILE")]
+        vbios_rim: PathBuf,
+        #[arg(long)]
+        board: String,
+        #[arg(long, value_name = "FILE", default_value = "measurements/gpu-rim-pins.json")]
+        pins: PathBuf,
+    },
     /// Compute MRTD, RTMR1, RTMR2 and the image id of a built image folder
     /// (OVMF.fd, vmlinuz, initrd.cpio, cmdline), and RTMR0 for a host profile.
     Measure {
@@ -600,6 +613,22 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 Err(e) => Err(e.into()),
                 Ok(()) => Ok(0),
             };
+        }
+        Command::GpuReference { driver_rim, vbios_rim, board, pins } => {
+            let read = |path: &Path| std::fs::read(path).map_err(|e| Failure(30, format!("{}: {e}", path.display())));
+            let pins: client::gpu_reference::Pins =
+                serde_json::from_slice(&read(&pins)?).map_err(|e| Failure(30, format!("{}: {e}", pins.display())))?;
+            let (driver, vbios) = (read(&driver_rim)?, read(&vbios_rim)?);
+            let name = |path: &Path| path.display().to_string();
+            let firmware = client::gpu_reference::reference(
+                (&name(&driver_rim), &driver),
+                (&name(&vbios_rim), &vbios),
+                &board,
+                &pins,
+            )
+            .map_err(|e| Failure(10, e.to_string()))?;
+            println!("{}", serde_json::to_string_pretty(&firmware).map_err(|e| Failure(30, e.to_string()))?);
+            return Ok(0);
         }
         Command::Measure { dir, diagnose, measurements_json, rtmr0_profile } => {
             let shape = match (measurements_json, json) {

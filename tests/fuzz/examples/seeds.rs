@@ -467,6 +467,21 @@ fn jupiter(out: &mut Out) {
     }
 }
 
+/// The real NVIDIA evidence of `../shared/test-vectors/nvidia-gpu-samples`: the H100 report,
+/// its chain, one OCSP answer, and the three together as the `gpu_evidence` target splits them.
+fn gpu(out: &mut Out) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/test-vectors/nvidia-gpu-samples/go-nvattest-tools");
+    let report = std::fs::read(format!("{dir}/test_raw_gpu_attestation_report.dat")).expect("the H100 report");
+    let chain = std::fs::read(format!("{dir}/test_gpu_attestation_certificate_chain.dat")).expect("its chain");
+    let ocsp = std::fs::read_to_string(format!("{dir}/ocsp/test_gpu_certificate_l4_base64encoded_ocsp_response.dat"))
+        .expect("an OCSP answer");
+    let ocsp = shared::b64::decode(ocsp.trim()).expect("base64");
+    out.put("gpu_evidence", "report", [&[0u8][..], &report].concat());
+    out.put("gpu_evidence", "chain", [&[1u8][..], &chain].concat());
+    let len = |b: &[u8]| u16::try_from(b.len()).expect("short").to_le_bytes();
+    out.put("gpu_evidence", "all", [&[2u8][..], &len(&report), &report, &len(&chain), &chain, &ocsp].concat());
+}
+
 fn main() {
     let root = std::env::args().nth(1).expect("usage: seeds <dir>");
     let mut out = Out { root: PathBuf::from(root), count: 0 };
@@ -478,5 +493,6 @@ fn main() {
     pages(&mut out);
     model(&mut out);
     jupiter(&mut out);
+    gpu(&mut out);
     println!("wrote {} seeds under {}", out.count, out.root.display());
 }

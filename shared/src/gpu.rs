@@ -1,0 +1,124 @@
+//! NVIDIA GPU confidential-computing evidence (notes/gpu.md), verified offline: the enclave
+//! runs this before it sends a prompt to a GPU node, `svc attest` to show the verdict.
+//! Evidence, reference values and policy are kept apart, one concern per file:
+//!
+//! - [`evidence`]: the SPDM 1.1 `GET_MEASUREMENTS` request ‖ response a GPU signed, parsed by
+//!   structure;
+//! - [`chain`]: its certificate chain to NVIDIA's device identity root, pinned by the root's
+//!   public key, and the firmware id in the leaf;
+//! - [`ocsp`]: NVIDIA's stapled OCSP answers for that chain, at an injected "now";
+//! - [`policy`]: the firmware a GPU may run and the golden measurements of each, pinned in
+//!   configuration (the check that proves CC mode).
+//!
+//! [`verify`] runs them in that order and stops at the first failure: there is no partial
+//! verdict a caller could mistake for a pass.
+
+pub mod chain;
+pub mod evidence;
+pub mod ocsp;
+pub mod policy;
+mod tlv;
+
+pub use evidence::Report;
+pub use policy::{Firmware, GpuPolicy};
+
+/// Why a GPU's evidence is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GpuError {
+    #[error("malformed evidence: {0}")]
+    Malformed(&'static str),
+    #[error("certificate chain: {0}")]
+    Chain(&'static str),
+    #[error("the report's signature does not verify under the leaf certificate")]
+    Signature,
+    #[error("the report's firmware id differs from the leaf certificate's")]
+    FwidMismatch,
+    #[error("the report or the leaf certificate carries no firmware id")]
+    FwidMissing,
+    #[error("the report answers another nonce")]
+    Nonce,
+    #[error("no pinned reference for {firmware}")]
+    NoReference { firmware: String },
+    #[error("measurement {index} is not a golden value")]
+    MeasurementMismatch { index: u8 },
+    #[error("measurement {index} is missing from the report")]
+    MeasurementMissing { index: u8 },
+    #[error("OCSP: {0}")]
+    Ocsp(&'static str),
+}
+
+/// One GPU's evidence as a node hands it over.
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    /// The raw report (request ‖ response).
+    pub report: &'a [u8],
+    /// The PEM certificate chain, leaf first.
+    pub certificate_chain: &'a [u8],
+    /// DER `OCSPResponse`s for the chain's intermediate certificates.
+    pub ocsp: &'a [Vec<u8>],
+}
+
+/// What a verified GPU runs, for the attestation document and `svc attest`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuVerdict {
+    pub driver: String,
+    pub vbios: String,
+    /// `project-projectSku-chipSku`, e.g. `1010-0200-882`.
+    pub board: String,
+    /// The firmware id (hex) the report and the leaf certificate share.
+    pub fwid: String,
+    /// Golden measurements compared and equal.
+    pub measurements_matched: usize,
+    /// The oldest stapled OCSP response's `producedAt` (Unix seconds).
+    pub ocsp_produced_at: u64,
+}
+
+/// A report that is genuine and fresh: parsed, from the firmware the leaf certificate names
+/// (its FWID), signed by that leaf's key, which NVIDIA's device identity vouches for (at
+/// `now`), answering `nonce`. What it measures is
+/// not judged yet.
+pub struct Authenticated<'a> {
+    pub report: Report<'a>,
+    pub chain: chain::VerifiedChain,
+    /// Hex.
+    pub fwid: String,
+}
+
+/// Authenticates one GPU's report for `nonce` at `now` (Unix seconds).
+pub fn authenticate<'a>(evidence: &Evidence<'a>, nonce: &[u8; 32], now: u64) -> Result<Authenticated<'a>, GpuError> {
+    use p384::ecdsa::Signature;
+    use p384::ecdsa::signature::Verifier;
+
+    let report = Report::parse(evidence.report)?;
+    let chain = chain::verify(evidence.certificate_chain, &chain::NVIDIA_DEVICE_ROOT_SPKI_SHA256, now)?;
+    let fwid = match (&report.opaque.fwid, &chain.leaf_fwid) {
+        (Some(reported), Some(certified)) if reported == certified => hex::encode(reported),
+        (Some(_), Some(_)) => return Err(GpuError::FwidMismatch),
+        _ => return Err(GpuError::FwidMissing),
+    };
+    let signature = Signature::from_slice(&report.signature).map_err(|_| GpuError::Signature)?;
+    chain.leaf_key.verify(report.signed, &signature).map_err(|_| GpuError::Signature)?;
+    if report.nonce != *nonce {
+        return Err(GpuError::Nonce);
+    }
+    Ok(Authenticated { report, chain, fwid })
+}
+
+/// Verifies one GPU's evidence for `nonce` against `policy` at `now` (Unix seconds): genuine
+/// and fresh ([`authenticate`]), running pinned firmware that measures as pinned, its chain
+/// not revoked by NVIDIA's stapled OCSP answers.
+pub fn verify(evidence: &Evidence<'_>, nonce: &[u8; 32], policy: &GpuPolicy, now: u64) -> Result<GpuVerdict, GpuError> {
+    let Authenticated { report, chain, fwid } = authenticate(evidence, nonce, now)?;
+    let firmware = policy.firmware_for(&report.opaque)?;
+    let measurements_matched = firmware.check(&report)?;
+    let ocsp_produced_at = ocsp::check_chain(&chain.certificates, evidence.ocsp, now, policy.max_ocsp_age_secs)?;
+    let o = &report.opaque;
+    Ok(GpuVerdict {
+        driver: o.driver.clone(),
+        vbios: o.vbios.clone(),
+        board: format!("{}-{}-{}", o.project, o.project_sku, o.chip_sku),
+        fwid,
+        measurements_matched,
+        ocsp_produced_at,
+    })
+}

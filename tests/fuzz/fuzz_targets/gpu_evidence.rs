@@ -1,0 +1,47 @@
+//! NVIDIA GPU evidence (`shared::gpu`), which a GPU node hands the enclave: the SPDM report
+//! parser is exact (what it signs is the input less the signature) and never panics; nor do the
+//! certificate chain and OCSP readers on whatever they are given.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use shared::gpu::chain::{NVIDIA_DEVICE_ROOT_SPKI_SHA256, verify};
+use shared::gpu::{Evidence, Report, authenticate};
+
+/// 2025-08-21T12:00:00Z, the samples' verification day.
+const NOW: u64 = 1_755_777_600;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, rest)) = data.split_first() else { return };
+    match mode % 3 {
+        // The report alone.
+        0 => {
+            if let Ok(report) = Report::parse(rest) {
+                assert_eq!(report.signed.len() + 96, rest.len());
+                assert_eq!(report.signed, &rest[..report.signed.len()]);
+                let mut seen = std::collections::BTreeSet::new();
+                assert!(report.measurements.iter().all(|m| seen.insert(m.index)));
+            }
+        }
+        // A certificate chain.
+        1 => {
+            let _ = verify(rest, &NVIDIA_DEVICE_ROOT_SPKI_SHA256, NOW);
+        }
+        // `report length u16 LE ‖ report ‖ chain length u16 LE ‖ chain ‖ one OCSP answer`: the
+        // whole report check, and the OCSP answer against the chain when the chain verifies.
+        _ => {
+            let split = |bytes: &[u8]| -> Option<(Vec<u8>, Vec<u8>)> {
+                let (len, rest) = bytes.split_at_checked(2)?;
+                let (part, rest) = rest.split_at_checked(usize::from(u16::from_le_bytes([len[0], len[1]])))?;
+                Some((part.to_vec(), rest.to_vec()))
+            };
+            let Some((report, rest)) = split(rest) else { return };
+            let Some((chain, ocsp)) = split(&rest) else { return };
+            let ocsp = [ocsp];
+            let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &ocsp };
+            let _ = authenticate(&evidence, &[0; 32], NOW);
+            if let Ok(verified) = verify(&chain, &NVIDIA_DEVICE_ROOT_SPKI_SHA256, NOW) {
+                let _ = shared::gpu::ocsp::check_chain(&verified.certificates, &ocsp, NOW, u64::MAX);
+            }
+        }
+    }
+});
