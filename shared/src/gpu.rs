@@ -13,12 +13,14 @@
 //! [`verify`] runs them in that order and stops at the first failure: there is no partial
 //! verdict a caller could mistake for a pass.
 
+pub mod cache;
 pub mod chain;
 pub mod evidence;
 pub mod ocsp;
 pub mod policy;
 mod tlv;
 
+pub use cache::Verified;
 pub use evidence::Report;
 pub use policy::{Firmware, GpuPolicy};
 
@@ -84,13 +86,19 @@ pub struct Authenticated<'a> {
     pub fwid: String,
 }
 
-/// Authenticates one GPU's report for `nonce` at `now` (Unix seconds).
-pub fn authenticate<'a>(evidence: &Evidence<'a>, nonce: &[u8; 32], now: u64) -> Result<Authenticated<'a>, GpuError> {
+/// Authenticates one GPU's report for `nonce` at `now` (Unix seconds); certificate signatures
+/// verified before are taken from `cache`.
+pub fn authenticate<'a>(
+    evidence: &Evidence<'a>,
+    nonce: &[u8; 32],
+    now: u64,
+    cache: &Verified,
+) -> Result<Authenticated<'a>, GpuError> {
     use p384::ecdsa::Signature;
     use p384::ecdsa::signature::Verifier;
 
     let report = Report::parse(evidence.report)?;
-    let chain = chain::verify(evidence.certificate_chain, &chain::NVIDIA_DEVICE_ROOT_SPKI_SHA256, now)?;
+    let chain = chain::verify(evidence.certificate_chain, &chain::NVIDIA_DEVICE_ROOT_SPKI_SHA256, now, cache)?;
     let fwid = match (&report.opaque.fwid, &chain.leaf_fwid) {
         (Some(reported), Some(certified)) if reported == certified => hex::encode(reported),
         (Some(_), Some(_)) => return Err(GpuError::FwidMismatch),
@@ -106,12 +114,19 @@ pub fn authenticate<'a>(evidence: &Evidence<'a>, nonce: &[u8; 32], now: u64) -> 
 
 /// Verifies one GPU's evidence for `nonce` against `policy` at `now` (Unix seconds): genuine
 /// and fresh ([`authenticate`]), running pinned firmware that measures as pinned, its chain
-/// not revoked by NVIDIA's stapled OCSP answers.
-pub fn verify(evidence: &Evidence<'_>, nonce: &[u8; 32], policy: &GpuPolicy, now: u64) -> Result<GpuVerdict, GpuError> {
-    let Authenticated { report, chain, fwid } = authenticate(evidence, nonce, now)?;
+/// not revoked by NVIDIA's stapled OCSP answers. Signatures over certificates and OCSP answers
+/// verified before are taken from `cache`; the report's signature is checked every time.
+pub fn verify(
+    evidence: &Evidence<'_>,
+    nonce: &[u8; 32],
+    policy: &GpuPolicy,
+    now: u64,
+    cache: &Verified,
+) -> Result<GpuVerdict, GpuError> {
+    let Authenticated { report, chain, fwid } = authenticate(evidence, nonce, now, cache)?;
     let firmware = policy.firmware_for(&report.opaque)?;
     let measurements_matched = firmware.check(&report)?;
-    let ocsp_produced_at = ocsp::check_chain(&chain.certificates, evidence.ocsp, now, policy.max_ocsp_age_secs)?;
+    let ocsp_produced_at = ocsp::check_chain(&chain.certificates, evidence.ocsp, now, policy.max_ocsp_age_secs, cache)?;
     let o = &report.opaque;
     Ok(GpuVerdict {
         driver: o.driver.clone(),

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use shared::gpu::{Evidence, Firmware, GpuError, GpuPolicy, authenticate, verify};
+use shared::gpu::{Evidence, Firmware, GpuError, GpuPolicy, Verified, authenticate, verify};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/nvidia-gpu-samples");
 /// The requester nonce of the NVIDIA samples (README: `931d8dd0…64dfcb`).
@@ -83,7 +83,7 @@ fn golden_path() -> GoldenPath {
 impl GoldenPath {
     fn verify_at(&self, now: u64) -> Result<shared::gpu::GpuVerdict, GpuError> {
         let evidence = Evidence { report: &self.report, certificate_chain: &self.chain, ocsp: &self.ocsp };
-        verify(&evidence, &nonce(SAMPLE_NONCE), &self.policy, now)
+        verify(&evidence, &nonce(SAMPLE_NONCE), &self.policy, now, &Verified::default())
     }
 
     fn verify(&self) -> Result<shared::gpu::GpuVerdict, GpuError> {
@@ -101,6 +101,28 @@ fn the_h100_golden_path_is_accepted() {
     assert!(verdict.fwid.starts_with("f5c384aebb579217a2c66b17ed0f28e6"), "{}", verdict.fwid);
     // 2025-08-21T06:47:07Z, the oldest of the three answers.
     assert_eq!(verdict.ocsp_produced_at, 1_755_758_827);
+}
+
+/// Signatures verified once are remembered, and only for exactly those bytes: after a good run
+/// with one cache, every altered input is still refused.
+#[test]
+fn the_cache_remembers_exactly_what_verified() {
+    let g = golden_path();
+    let cache = Verified::default();
+    let check = |g: &GoldenPath| {
+        let evidence = Evidence { report: &g.report, certificate_chain: &g.chain, ocsp: &g.ocsp };
+        verify(&evidence, &nonce(SAMPLE_NONCE), &g.policy, OCSP_DAY, &cache)
+    };
+    let first = check(&g).unwrap();
+    assert_eq!(check(&g), Ok(first));
+    let mut altered = golden_path();
+    let at = altered.ocsp[0].len() / 3;
+    altered.ocsp[0][at] ^= 1;
+    assert!(matches!(check(&altered), Err(GpuError::Ocsp(_))));
+    let mut altered = golden_path();
+    let last = altered.report.len() - 1;
+    altered.report[last] ^= 1;
+    assert_eq!(check(&altered), Err(GpuError::Signature));
 }
 
 #[test]
@@ -122,7 +144,7 @@ fn each_broken_part_of_the_golden_path_is_refused_by_name() {
     // Another nonce.
     let g = golden_path();
     let evidence = Evidence { report: &g.report, certificate_chain: &g.chain, ocsp: &g.ocsp };
-    assert_eq!(verify(&evidence, &[7; 32], &g.policy, OCSP_DAY), Err(GpuError::Nonce));
+    assert_eq!(verify(&evidence, &[7; 32], &g.policy, OCSP_DAY, &Verified::default()), Err(GpuError::Nonce));
     // The chain: the root left out, a chain of another GPU (its key did not sign this report).
     let mut g = golden_path();
     let pem = String::from_utf8(g.chain.clone()).unwrap();
@@ -188,7 +210,7 @@ fn nvidias_samples_get_their_expected_verdicts() {
     let report = hex_file("blackwellAttestationReport.txt");
     let chain = read("attestation-sdk/blackwellCertChain.txt");
     let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &[] };
-    let ok = authenticate(&evidence, &nonce(SAMPLE_NONCE), now).unwrap();
+    let ok = authenticate(&evidence, &nonce(SAMPLE_NONCE), now, &Verified::default()).unwrap();
     assert_eq!(ok.report.opaque.driver, "575.32");
     assert_eq!(Some(hex::decode(&ok.fwid).unwrap()), ok.chain.leaf_fwid);
     // The H100 sample of driver 535.86.09: genuine, but it predates the firmware id, which
@@ -196,7 +218,10 @@ fn nvidias_samples_get_their_expected_verdicts() {
     let report = hex_file("hopperAttestationReport.txt");
     let chain = read("attestation-sdk/hopperCertChain.txt");
     let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &[] };
-    assert_eq!(authenticate(&evidence, &nonce_of(&report), now).err(), Some(GpuError::FwidMissing));
+    assert_eq!(
+        authenticate(&evidence, &nonce_of(&report), now, &Verified::default()).err(),
+        Some(GpuError::FwidMissing)
+    );
     // NVIDIA's measurement-mismatch RIMs against that report: refused at the first index whose
     // golden value differs.
     let parsed = shared::gpu::Report::parse(&report).unwrap();
@@ -223,7 +248,10 @@ fn nvidias_samples_get_their_expected_verdicts() {
     {
         let chain = read(chain);
         let evidence = Evidence { report: &bad, certificate_chain: &chain, ocsp: &[] };
-        assert_eq!(authenticate(&evidence, &nonce_of(&bad), now).err(), Some(GpuError::FwidMismatch));
+        assert_eq!(
+            authenticate(&evidence, &nonce_of(&bad), now, &Verified::default()).err(),
+            Some(GpuError::FwidMismatch)
+        );
     }
     // The "expired" chain: its certificates run to 9999-12-31T23:59:59Z, so it is refused at a
     // time after that and accepted before.
@@ -231,17 +259,17 @@ fn nvidias_samples_get_their_expected_verdicts() {
     let expired_chain = read("attestation-sdk/hopperCertChainExpired.txt");
     let evidence = Evidence { report: &expired, certificate_chain: &expired_chain, ocsp: &[] };
     assert_eq!(
-        authenticate(&evidence, &nonce_of(&expired), 253_402_300_800).err(),
+        authenticate(&evidence, &nonce_of(&expired), 253_402_300_800, &Verified::default()).err(),
         Some(GpuError::Chain("a certificate is not valid at this time"))
     );
-    assert!(authenticate(&evidence, &nonce_of(&expired), 253_402_300_799).is_ok());
+    assert!(authenticate(&evidence, &nonce_of(&expired), 253_402_300_799, &Verified::default()).is_ok());
     // Serialized evidence as nvattest writes it (one H100 of driver 590.12).
     let json: serde_json::Value = serde_json::from_slice(&read("attestation-sdk/hopper_evidence.json")).unwrap();
     let item = &json[0];
     let report = shared::b64::decode(item["evidence"].as_str().unwrap()).unwrap();
     let chain = shared::b64::decode(item["certificate"].as_str().unwrap()).unwrap();
     let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &[] };
-    let ok = authenticate(&evidence, &nonce(item["nonce"].as_str().unwrap()), now).unwrap();
+    let ok = authenticate(&evidence, &nonce(item["nonce"].as_str().unwrap()), now, &Verified::default()).unwrap();
     assert_eq!(ok.report.opaque.driver, "590.12");
 }
 
@@ -255,11 +283,11 @@ fn the_pinned_root_is_nvidias_device_identity_ca() {
     for path in
         ["go-nvattest-tools/test_gpu_attestation_certificate_chain.dat", "attestation-sdk/blackwellCertChain.txt"]
     {
-        let chain = verify(&read(path), &NVIDIA_DEVICE_ROOT_SPKI_SHA256, OCSP_DAY).unwrap();
+        let chain = verify(&read(path), &NVIDIA_DEVICE_ROOT_SPKI_SHA256, OCSP_DAY, &Verified::default()).unwrap();
         assert_eq!(chain.certificates.len(), 5, "{path}");
         let mut other = NVIDIA_DEVICE_ROOT_SPKI_SHA256;
         other[0] ^= 1;
-        assert!(verify(&read(path), &other, OCSP_DAY).is_err(), "{path}");
+        assert!(verify(&read(path), &other, OCSP_DAY, &Verified::default()).is_err(), "{path}");
     }
 }
 
@@ -299,7 +327,7 @@ fn the_multi_gpu_sets_authenticate_under_one_nonce() {
             let chain: Vec<u8> = pickled(item, "pem").concat();
             let nonce: [u8; 32] = report[4..36].try_into().unwrap();
             let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &[] };
-            assert_eq!(authenticate(&evidence, &nonce, OCSP_DAY).err(), expect, "{file} {group}");
+            assert_eq!(authenticate(&evidence, &nonce, OCSP_DAY, &Verified::default()).err(), expect, "{file} {group}");
             nonces.insert(hex::encode(nonce));
         }
         assert_eq!(nonces.len(), 1, "{file}");

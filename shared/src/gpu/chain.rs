@@ -3,13 +3,13 @@
 //! identity root, recognised by its public key (two encodings of that certificate circulate),
 //! and the firmware id the leaf carries in its TCG DICE extension.
 
-use p384::ecdsa::signature::Verifier;
 use p384::ecdsa::{Signature, VerifyingKey};
 use sha2::{Digest, Sha256};
 use x509_cert::Certificate;
 use x509_cert::der::{Encode, oid::ObjectIdentifier};
 
 use super::GpuError;
+use super::cache::Verified;
 use super::tlv::{elements, only, tlv};
 
 /// SHA-256 of the DER SubjectPublicKeyInfo of "NVIDIA Device Identity CA".
@@ -39,8 +39,8 @@ pub struct VerifiedChain {
 }
 
 /// Verifies a PEM chain (leaf first) to the root whose SPKI hashes to `root_spki_sha256`, at
-/// `now` (Unix seconds).
-pub fn verify(pem: &[u8], root_spki_sha256: &[u8; 32], now: u64) -> Result<VerifiedChain, GpuError> {
+/// `now` (Unix seconds); signatures verified before are taken from `cache`.
+pub fn verify(pem: &[u8], root_spki_sha256: &[u8; 32], now: u64, cache: &Verified) -> Result<VerifiedChain, GpuError> {
     let certificates = Certificate::load_pem_chain(pem).map_err(|_| GpuError::Malformed("certificate chain"))?;
     if !(2..=MAX_CHAIN).contains(&certificates.len()) {
         return Err(GpuError::Chain("not a chain of two to eight certificates"));
@@ -54,7 +54,7 @@ pub fn verify(pem: &[u8], root_spki_sha256: &[u8; 32], now: u64) -> Result<Verif
         }
     }
     for pair in certificates.windows(2) {
-        verify_signed_by(&pair[0], &public_key(&pair[1])?)?;
+        verify_signed_by(&pair[0], &public_key(&pair[1])?, cache)?;
     }
     let root = certificates.last().ok_or(GpuError::Chain("no root"))?;
     if spki_sha256(root)? != *root_spki_sha256 {
@@ -77,14 +77,17 @@ pub fn public_key(cert: &Certificate) -> Result<VerifyingKey, GpuError> {
 }
 
 /// Checks that `cert` is signed by `issuer` with ECDSA P-384/SHA-384.
-pub fn verify_signed_by(cert: &Certificate, issuer: &VerifyingKey) -> Result<(), GpuError> {
+pub fn verify_signed_by(cert: &Certificate, issuer: &VerifyingKey, cache: &Verified) -> Result<(), GpuError> {
     if cert.signature_algorithm().oid != ECDSA_WITH_SHA384 {
         return Err(GpuError::Chain("a certificate not signed with ECDSA-SHA384"));
     }
     let tbs = cert.tbs_certificate().to_der().map_err(|_| GpuError::Malformed("certificate"))?;
     let signature =
         Signature::from_der(cert.signature().raw_bytes()).map_err(|_| GpuError::Malformed("certificate signature"))?;
-    issuer.verify(&tbs, &signature).map_err(|_| GpuError::Chain("a certificate's signature does not verify"))
+    match cache.ecdsa(issuer, &tbs, &signature) {
+        true => Ok(()),
+        false => Err(GpuError::Chain("a certificate's signature does not verify")),
+    }
 }
 
 /// The leaf's firmware id: the first SHA-384 FWID `SEQUENCE {id-sha384, OCTET STRING}` of its

@@ -6,13 +6,13 @@
 //! the policy allows.
 
 use p384::ecdsa::Signature;
-use p384::ecdsa::signature::Verifier;
 use sha2::{Digest, Sha384};
 use x509_cert::Certificate;
 use x509_cert::der::asn1::GeneralizedTime;
 use x509_cert::der::{Decode, Encode, oid::ObjectIdentifier};
 
 use super::GpuError;
+use super::cache::Verified;
 use super::chain;
 use super::tlv::{elements, only, tlv};
 
@@ -43,15 +43,20 @@ struct Status {
 /// Checks that every certificate between the leaf and the root of `chain` (leaf first) has a
 /// good, current response among `responses` (DER `OCSPResponse`s); returns the oldest
 /// response's `producedAt`.
-pub fn check_chain(chain: &[Certificate], responses: &[Vec<u8>], now: u64, max_age: u64) -> Result<u64, GpuError> {
+pub fn check_chain(
+    chain: &[Certificate],
+    responses: &[Vec<u8>],
+    now: u64,
+    max_age: u64,
+    cache: &Verified,
+) -> Result<u64, GpuError> {
     let mut oldest = u64::MAX;
     for pair in chain.get(1..).unwrap_or_default().windows(2) {
         let (cert, issuer) = (&pair[0], &pair[1]);
         let wanted = cert_id(cert, issuer)?;
         let status = responses
             .iter()
-            .filter_map(|der| check_response(der, issuer, now).ok())
-            .find(|s| s.cert_id == wanted)
+            .find_map(|der| check_response(der, &wanted, issuer, now, cache).ok())
             .ok_or(GpuError::Ocsp("no valid response for a certificate of the chain"))?;
         if !status.good {
             return Err(GpuError::Ocsp("a certificate of the chain is revoked or unknown"));
@@ -79,9 +84,16 @@ fn cert_id(cert: &Certificate, issuer: &Certificate) -> Result<CertId, GpuError>
     })
 }
 
-/// Parses one `OCSPResponse` and checks its signature: by a responder certificate in the
-/// response that `issuer` issued for OCSP signing and that is valid at `now`.
-fn check_response(der: &[u8], issuer: &Certificate, now: u64) -> Result<Status, GpuError> {
+/// Parses one `OCSPResponse` and, if it answers for `wanted`, checks its signature: by a
+/// responder certificate in the response that `issuer` issued for OCSP signing and that is
+/// valid at `now`.
+fn check_response(
+    der: &[u8],
+    wanted: &CertId,
+    issuer: &Certificate,
+    now: u64,
+    cache: &Verified,
+) -> Result<Status, GpuError> {
     let bad = GpuError::Ocsp("malformed response");
     let outer = only(der, 0x30).ok_or(bad.clone())?;
     let status = tlv(outer).filter(|t| t.tag == 0x0a && t.value == [0]).ok_or(GpuError::Ocsp("not successful"))?;
@@ -94,24 +106,28 @@ fn check_response(der: &[u8], issuer: &Certificate, now: u64) -> Result<Status, 
     let algorithm = parts.next().filter(|t| t.tag == 0x30).ok_or(bad.clone())?;
     let signature = parts.next().filter(|t| t.tag == 0x03).ok_or(bad.clone())?;
     let certs = parts.next().filter(|t| t.tag == 0xa0).and_then(|t| only(t.value, 0x30)).ok_or(bad.clone())?;
+    let status = read_response_data(tbs.value)?;
+    if status.cert_id != *wanted {
+        return Err(GpuError::Ocsp("a response for another certificate"));
+    }
     if tlv(algorithm.value).is_none_or(|oid| oid.tag != 0x06 || oid.value != ECDSA_WITH_SHA384) {
         return Err(GpuError::Ocsp("not signed with ECDSA-SHA384"));
     }
     let responder = elements(certs)
         .filter_map(|c| Certificate::from_der(c.whole).ok())
-        .find(|c| authorised(c, issuer, now))
+        .find(|c| authorised(c, issuer, now, cache))
         .ok_or(GpuError::Ocsp("no responder certificate its issuer authorised"))?;
     let signature =
         signature.value.split_first().filter(|(unused, _)| **unused == 0).map(|(_, s)| s).ok_or(bad.clone())?;
     let signature = Signature::from_der(signature).map_err(|_| bad.clone())?;
-    chain::public_key(&responder)?
-        .verify(tbs.whole, &signature)
-        .map_err(|_| GpuError::Ocsp("the response's signature does not verify"))?;
-    read_response_data(tbs.value)
+    if !cache.ecdsa(&chain::public_key(&responder)?, tbs.whole, &signature) {
+        return Err(GpuError::Ocsp("the response's signature does not verify"));
+    }
+    Ok(status)
 }
 
 /// A responder certificate issued by `issuer`, for OCSP signing, valid at `now`.
-fn authorised(responder: &Certificate, issuer: &Certificate, now: u64) -> bool {
+fn authorised(responder: &Certificate, issuer: &Certificate, now: u64, cache: &Verified) -> bool {
     let validity = responder.tbs_certificate().validity();
     let current = validity.not_before.to_unix_duration().as_secs() <= now
         && now <= validity.not_after.to_unix_duration().as_secs();
@@ -122,7 +138,9 @@ fn authorised(responder: &Certificate, issuer: &Certificate, now: u64) -> bool {
                     .is_some_and(|usages| elements(usages).any(|u| u.tag == 0x06 && u.value == OCSP_SIGNING.as_bytes()))
         })
     });
-    current && for_ocsp && chain::public_key(issuer).is_ok_and(|key| chain::verify_signed_by(responder, &key).is_ok())
+    current
+        && for_ocsp
+        && chain::public_key(issuer).is_ok_and(|key| chain::verify_signed_by(responder, &key, cache).is_ok())
 }
 
 /// `ResponseData`: `[0] version?`, responderID, producedAt, responses (exactly one), `[1] extensions?`.

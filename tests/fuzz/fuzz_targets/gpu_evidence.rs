@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use shared::gpu::chain::{NVIDIA_DEVICE_ROOT_SPKI_SHA256, verify};
-use shared::gpu::{Evidence, Report, authenticate};
+use shared::gpu::{Evidence, Report, Verified, authenticate};
 
 /// 2025-08-21T12:00:00Z, the samples' verification day.
 const NOW: u64 = 1_755_777_600;
@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
         }
         // A certificate chain.
         1 => {
-            let _ = verify(rest, &NVIDIA_DEVICE_ROOT_SPKI_SHA256, NOW);
+            let _ = verify(rest, &NVIDIA_DEVICE_ROOT_SPKI_SHA256, NOW, &Verified::default());
         }
         // `report length u16 LE ‖ report ‖ chain length u16 LE ‖ chain ‖ one OCSP answer`: the
         // whole report check, and the OCSP answer against the chain when the chain verifies.
@@ -38,9 +38,10 @@ fuzz_target!(|data: &[u8]| {
             let Some((chain, ocsp)) = split(&rest) else { return };
             let ocsp = [ocsp];
             let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &ocsp };
-            let _ = authenticate(&evidence, &[0; 32], NOW);
-            if let Ok(verified) = verify(&chain, &NVIDIA_DEVICE_ROOT_SPKI_SHA256, NOW) {
-                let _ = shared::gpu::ocsp::check_chain(&verified.certificates, &ocsp, NOW, u64::MAX);
+            let cache = Verified::default();
+            let _ = authenticate(&evidence, &[0; 32], NOW, &cache);
+            if let Ok(verified) = verify(&chain, &NVIDIA_DEVICE_ROOT_SPKI_SHA256, NOW, &cache) {
+                let _ = shared::gpu::ocsp::check_chain(&verified.certificates, &ocsp, NOW, u64::MAX, &cache);
             }
         }
     }
