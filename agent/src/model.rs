@@ -300,6 +300,15 @@ pub fn check_endpoint(base_url: &str, tls_pin: Option<[u8; 32]>) -> Result<(), E
     }
 }
 
+/// `scheme://authority` of a base URL (where the node agent serves `/attest`).
+fn origin(base_url: &str) -> &str {
+    let after_scheme = base_url.find("://").map_or(0, |i| i + 3);
+    match base_url[after_scheme..].find('/') {
+        Some(path) => &base_url[..after_scheme + path],
+        None => base_url,
+    }
+}
+
 /// The answer's body, at most [`MAX_RESPONSE_BYTES`]: a longer one is refused as malformed
 /// as soon as it passes the bound (its declared length, or what has arrived).
 async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, Attempt> {
@@ -335,6 +344,25 @@ impl ModelClient {
         }
         let http = builder.build().expect("static reqwest configuration is valid");
         Ok(ModelClient { http, retry })
+    }
+
+    /// The node agent's attestation for `nonce` (`GET {origin}/attest?nonce=<hex>`, docs/gpu.md),
+    /// over the same pinned transport and connection pool as the completions; the body is
+    /// returned unread, for the caller to verify.
+    pub async fn attestation(&self, endpoint: &Endpoint, nonce: &[u8; 32]) -> Result<Vec<u8>, ModelError> {
+        let nonce: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        let url = format!("{}/attest?nonce={nonce}", origin(&endpoint.base_url));
+        let failed = |a: Attempt| match a {
+            Attempt::Failed(e) => e,
+            Attempt::WarmingUp => ModelError::Malformed,
+        };
+        let response = self.http.get(url).send().await.map_err(|e| failed(transport_error(e)))?;
+        let status = response.status().as_u16();
+        let body = read_bounded(response).await.map_err(failed)?;
+        match status {
+            200 => Ok(body),
+            _ => Err(ModelError::Status(status)),
+        }
     }
 
     /// A plain chat: messages in, text out (no tools).

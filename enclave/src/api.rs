@@ -86,6 +86,7 @@ async fn public_key(State(enclave): State<Arc<Enclave>>) -> Json<PublicKeyRespon
 async fn attestation(State(enclave): State<Arc<Enclave>>, RawQuery(query): RawQuery) -> Response {
     let mut response = enclave.attestation.public.clone();
     response.provisioning = enclave.provisioning_state();
+    response.gpu_nodes = enclave.gpu_nodes();
     match shared::freshness::nonce_from_query(query.as_deref()) {
         None => Json(response).into_response(),
         Some(Err(())) => {

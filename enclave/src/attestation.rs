@@ -91,6 +91,7 @@ impl Attestation {
                 nonce: None,
                 nonce_signature: None,
                 provisioning: Default::default(),
+                gpu_nodes: Vec::new(),
             },
             binding: BindingAttestation {
                 tee_public_key: b64::encode(tee),

@@ -34,6 +34,12 @@ pub struct EnclaveConfig {
     pub warmup_attempts: u32,
     /// Catalog id → GPU-node endpoint. A model without an entry answers 501.
     pub models: HashMap<String, ModelEndpoint>,
+    /// GPU nodes and what each must prove before it sees a prompt (docs/gpu.md): every model
+    /// endpoint with a TLS pin needs its node here. Plain http to loopback (a development
+    /// model server on this machine) has nothing to prove.
+    pub gpu_nodes: Vec<crate::gpu_node::GpuNodeConfig>,
+    /// How long a node's verdict is reused before it attests again.
+    pub gpu_reattest_secs: u64,
     /// Upstreams of the five encrypted-mode tools (measured: the image lists every host the
     /// enclave may call). Their credentials come only in a secrets bundle.
     pub tools: agent::tools::ToolsConfig,
@@ -70,6 +76,8 @@ impl Default for EnclaveConfig {
             model_timeout_secs: 300,
             warmup_attempts: 6,
             models: HashMap::new(),
+            gpu_nodes: Vec::new(),
+            gpu_reattest_secs: 300,
             tools: Default::default(),
             provisioners: Vec::new(),
             witnesses: Vec::new(),
@@ -117,7 +125,18 @@ impl EnclaveConfig {
             if shared::catalog::resolve(id) != *id {
                 return Err(ConfigError::Invalid(format!("model key `{id}` is not a catalog id")));
             }
-            m.to_endpoint(id).map_err(|e| ConfigError::Invalid(format!("model `{id}`: {e}")))?;
+            let endpoint = m.to_endpoint(id).map_err(|e| ConfigError::Invalid(format!("model `{id}`: {e}")))?;
+            if let Some(pin) = endpoint.tls_pin
+                && !config.gpu_nodes.iter().any(|n| n.pin().is_ok_and(|p| p == pin))
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "model `{id}`: its node (tlsPinSha256) has no gpuNodes entry saying what it must prove"
+                )));
+            }
+        }
+        for node in &config.gpu_nodes {
+            node.pin()?;
+            node.policy()?;
         }
         Ok(config)
     }
@@ -236,7 +255,7 @@ mod tests {
             std::fs::write(&p, format!(r#"{{"models": {{"gpt-oss:20b": {m}}}}}"#)).unwrap();
             EnclaveConfig::load(Some(&p))
         };
-        assert!(load("https://gpu.example/v1", Some(&pin)).is_ok());
+        assert!(load("https://gpu.example/v1", Some(&pin)).is_err(), "a pinned node with nothing to prove");
         assert!(load("https://gpu.example/v1", None).is_err(), "https without a pin");
         assert!(load("http://gpu.example/v1", None).is_err(), "plain http to a remote node");
         assert!(load("http://127.0.0.1:8080/v1", None).is_ok());

@@ -23,6 +23,9 @@ pub enum ProcessError {
     TimestampRequired,
     #[error("model `{0}` has no configured GPU-node endpoint")]
     GpuNotConfigured(String),
+    /// The model's GPU node did not prove itself; nothing was sent to it.
+    #[error("{0}")]
+    GpuNotAttested(#[from] crate::gpu_node::GateError),
     #[error("the model outside the envelope is not the one sealed inside it")]
     ModelMismatch,
     #[error("model call failed: {0}")]
@@ -83,6 +86,7 @@ impl ProcessError {
             ProcessError::Replayed => (409, codes::REPLAY_DETECTED),
             ProcessError::Stale | ProcessError::TimestampRequired => (400, codes::STALE_TIMESTAMP),
             ProcessError::GpuNotConfigured(_) => (501, codes::GPU_NOT_CONFIGURED),
+            ProcessError::GpuNotAttested(_) => (502, codes::GPU_NOT_ATTESTED),
             ProcessError::ModelMismatch => (400, codes::MODEL_MISMATCH),
             ProcessError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
             ProcessError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),

@@ -17,6 +17,7 @@ pub mod custody;
 pub mod dev_quotes;
 pub mod error;
 pub mod funds;
+pub mod gpu_node;
 #[cfg(target_os = "linux")]
 pub mod init;
 pub mod keys;

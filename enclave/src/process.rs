@@ -13,6 +13,7 @@ use rand_core::OsRng;
 use shared::address::Address;
 use shared::catalog::{self, PROVIDER};
 use shared::envelope::{Envelope, PromptPlaintext};
+use shared::gpu::node::NodeVerdict;
 use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
 use shared::wire::{
     AgentReplyPlaintext, ChatCompletion, EncryptedAgentResponse, PrivacyGuarantee, PrivateRequest, ProcessResponse,
@@ -25,6 +26,7 @@ use crate::config::EnclaveConfig;
 use crate::custody::Custody;
 use crate::error::ProcessError;
 use crate::funds::{Env, Funds};
+use crate::gpu_node::NodeGate;
 use crate::keys::EnclaveKeys;
 use crate::replay::{ReplayGuard, ReplayVerdict};
 use crate::swap::{SwapError, Swaps, SwapsConfig};
@@ -54,6 +56,27 @@ struct ServedModel {
     /// Pinned TLS for this node (or plain http to loopback in development).
     client: ModelClient,
     max_tokens: u32,
+    /// What the node must prove first; `None` only for a loopback development server.
+    gate: Option<Arc<NodeGate>>,
+}
+
+impl ServedModel {
+    /// The node's verdict before any plaintext goes to it (`None`: a loopback development
+    /// server, which has nothing to prove).
+    async fn attested(&self) -> Result<Option<NodeVerdict>, ProcessError> {
+        match &self.gate {
+            Some(gate) => Ok(Some(gate.verdict(&self.client, &self.endpoint).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// After a failed model call the node attests again before the next prompt.
+    async fn after(&self, error: &agent::model::ModelError) {
+        use agent::model::ModelError::{Timeout, Unreachable};
+        if let (Some(gate), Unreachable | Timeout) = (&self.gate, error) {
+            gate.forget().await;
+        }
+    }
 }
 
 /// Everything a request needs, built once at boot.
@@ -86,13 +109,19 @@ impl Enclave {
     ) -> Result<Self, crate::config::ConfigError> {
         let retry = RetryPolicy { attempts: config.warmup_attempts.max(1), ..RetryPolicy::default() };
         let timeout = Duration::from_secs(config.model_timeout_secs);
+        let reattest = Duration::from_secs(config.gpu_reattest_secs);
+        let mut gates = HashMap::new();
+        for node in &config.gpu_nodes {
+            gates.insert(node.pin()?, Arc::new(NodeGate::new(node, reattest)?));
+        }
         let mut models = HashMap::new();
         for (id, m) in &config.models {
             let endpoint =
                 m.to_endpoint(id).map_err(|e| crate::config::ConfigError::Invalid(format!("model `{id}`: {e}")))?;
             let client = ModelClient::for_endpoint(&endpoint, timeout, retry)
                 .map_err(|e| crate::config::ConfigError::Invalid(format!("model `{id}`: {e}")))?;
-            models.insert(id.clone(), ServedModel { endpoint, client, max_tokens: m.max_tokens });
+            let gate = endpoint.tls_pin.and_then(|pin| gates.get(&pin).cloned());
+            models.insert(id.clone(), ServedModel { endpoint, client, max_tokens: m.max_tokens, gate });
         }
         Ok(Enclave {
             keys,
@@ -181,14 +210,44 @@ impl Enclave {
         Ok(self.funds.step(&env, request).await?)
     }
 
+    /// Every GPU node and the models it serves, for the attestation document.
+    pub fn gpu_nodes(&self) -> Vec<shared::wire::GpuNodeStatus> {
+        let mut nodes: Vec<(&Arc<NodeGate>, Vec<String>)> = Vec::new();
+        for (id, served) in &self.models {
+            let Some(gate) = &served.gate else { continue };
+            match nodes.iter_mut().find(|(g, _)| Arc::ptr_eq(g, gate)) {
+                Some((_, models)) => models.push(id.clone()),
+                None => nodes.push((gate, vec![id.clone()])),
+            }
+        }
+        nodes
+            .into_iter()
+            .map(|(gate, mut models)| {
+                models.sort();
+                gate.status(models)
+            })
+            .collect()
+    }
+
+    /// The routed model (public routing information: unknown ones are refused before any
+    /// crypto).
+    fn served(&self, request: &PrivateRequest) -> Result<(String, &ServedModel), ProcessError> {
+        let model_id = catalog::resolve(request.model.as_deref().unwrap_or(catalog::DEFAULT_MODEL));
+        match self.models.get(&model_id) {
+            Some(served) => Ok((model_id, served)),
+            None => Err(ProcessError::GpuNotConfigured(model_id.chars().take(64).collect())),
+        }
+    }
+
+    /// The routed model's node proves itself before the envelope is opened, so a refused node
+    /// costs the client no envelope (it may send the same one again).
+    async fn attest_node(&self, request: &PrivateRequest) -> Result<Option<NodeVerdict>, ProcessError> {
+        self.served(request)?.1.attested().await
+    }
+
     /// Checks the model, opens the envelope, refuses replays. Shared by chat and agent mode.
     fn open(&self, request: &PrivateRequest) -> Result<Opened<'_>, ProcessError> {
-        // The model is public routing information: refuse unknown ones before any crypto.
-        let model_id = catalog::resolve(request.model.as_deref().unwrap_or(catalog::DEFAULT_MODEL));
-        let served = self
-            .models
-            .get(&model_id)
-            .ok_or_else(|| ProcessError::GpuNotConfigured(model_id.chars().take(64).collect()))?;
+        let (model_id, served) = self.served(request)?;
 
         let envelope = Envelope::parse(&request.encrypted_prompt).map_err(ProcessError::InvalidEnvelope)?;
         let tee_public = self.keys.tee_public();
@@ -224,9 +283,16 @@ impl Enclave {
         request: &PrivateRequest,
         format: ReplyFormat,
     ) -> Result<ProcessResponse, ProcessError> {
+        let _node = self.attest_node(request).await?;
         let Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens } = self.open(request)?;
         let chat = ChatRequest { temperature: prompt.temperature, max_tokens, messages: prompt.into_messages() };
-        let reply = served.client.chat(&served.endpoint, &chat).await.map_err(ProcessError::Model)?;
+        let reply = match served.client.chat(&served.endpoint, &chat).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                served.after(&e).await;
+                return Err(ProcessError::Model(e));
+            }
+        };
         drop(chat);
 
         let receipt = self.issue_receipt(&envelope, &model_id)?;
@@ -264,12 +330,18 @@ impl Enclave {
     /// decrypted prompt; the reply, tool calls, usage and receipt leave sealed. No system
     /// prompt is added (skill shaping is a plaintext-path feature).
     pub async fn agent(&self, request: &PrivateRequest) -> Result<EncryptedAgentResponse, ProcessError> {
+        let _node = self.attest_node(request).await?;
         let Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens } = self.open(request)?;
         let options = LoopOptions { max_tokens, temperature: prompt.temperature };
         let messages: Vec<ChatMessage> = prompt.into_messages().iter().map(ChatMessage::from).collect();
-        let outcome = run_tool_loop(&served.client, &served.endpoint, self.tools()?.as_ref(), messages, options)
-            .await
-            .map_err(ProcessError::Model)?;
+        let outcome =
+            match run_tool_loop(&served.client, &served.endpoint, self.tools()?.as_ref(), messages, options).await {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    served.after(&e).await;
+                    return Err(ProcessError::Model(e));
+                }
+            };
         let receipt = self.issue_receipt(&envelope, &model_id)?;
         let tool_calls_count = outcome.tool_calls.len() as u32;
         let reply_plaintext = AgentReplyPlaintext {

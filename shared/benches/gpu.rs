@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use shared::gpu::{Evidence, Firmware, GpuPolicy, Verified, authenticate, verify};
+use shared::gpu::{DeviceRoot, Evidence, Firmware, GpuPolicy, Verified, authenticate, verify};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/nvidia-gpu-samples");
 const NOW: u64 = 1_755_777_600;
@@ -46,6 +46,7 @@ fn bench(c: &mut Criterion) {
             rims: vec![],
         }],
         max_ocsp_age_secs: 86_400,
+        device_root: DeviceRoot::Nvidia,
     };
     let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &ocsp };
     let warm = Verified::default();
@@ -58,7 +59,7 @@ fn bench(c: &mut Criterion) {
         |b| b.iter(|| verify(black_box(&evidence), &nonce, &policy, NOW, &warm).unwrap()),
     );
     c.bench_function("gpu authenticate, one H100, cold (chain, signature, FWID, nonce)", |b| {
-        b.iter(|| authenticate(black_box(&evidence), &nonce, NOW, &Verified::default()).is_ok())
+        b.iter(|| authenticate(black_box(&evidence), &DeviceRoot::Nvidia, &nonce, NOW, &Verified::default()).is_ok())
     });
 
     let json: serde_json::Value = serde_json::from_slice(&read("go-nvattest-tools/test_mpt_data.json")).unwrap();
@@ -84,7 +85,7 @@ fn bench(c: &mut Criterion) {
     let eight = |cache: &Verified| {
         gpus.iter().all(|(report, chain)| {
             let evidence = Evidence { report, certificate_chain: chain, ocsp: &[] };
-            authenticate(&evidence, &mpt_nonce, NOW, cache).is_ok()
+            authenticate(&evidence, &DeviceRoot::Nvidia, &mpt_nonce, NOW, cache).is_ok()
         })
     };
     c.bench_function("gpu authenticate, eight B200s, cold", |b| b.iter(|| eight(&Verified::default())));

@@ -10,12 +10,17 @@
 //! - [`policy`]: the firmware a GPU may run and the golden measurements of each, pinned in
 //!   configuration (the check that proves CC mode).
 //!
+//! - [`node`] (feature `gpu-node`): a GPU node's TDX quote and all its GPUs, bound to the
+//!   node's TLS key and the enclave's nonce.
+//!
 //! [`verify`] runs them in that order and stops at the first failure: there is no partial
 //! verdict a caller could mistake for a pass.
 
 pub mod cache;
 pub mod chain;
 pub mod evidence;
+#[cfg(feature = "gpu-node")]
+pub mod node;
 pub mod ocsp;
 pub mod policy;
 mod tlv;
@@ -23,6 +28,34 @@ mod tlv;
 pub use cache::Verified;
 pub use evidence::Report;
 pub use policy::{Firmware, GpuPolicy};
+
+/// Whose device identity root a GPU's chain must end at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DeviceRoot {
+    /// NVIDIA's "Device Identity CA" (every real GPU).
+    #[default]
+    Nvidia,
+    /// A development root (`tests/dev-gpu`), by the SHA-256 of its SubjectPublicKeyInfo: only
+    /// a development build names one, never a configuration file.
+    Dev([u8; 32]),
+}
+
+impl DeviceRoot {
+    pub fn spki_sha256(&self) -> &[u8; 32] {
+        match self {
+            DeviceRoot::Nvidia => &chain::NVIDIA_DEVICE_ROOT_SPKI_SHA256,
+            DeviceRoot::Dev(spki) => spki,
+        }
+    }
+
+    /// `nvidia`, or `dev:<SPKI SHA-256>`: what a verdict shows so nobody mistakes the two.
+    pub fn label(&self) -> String {
+        match self {
+            DeviceRoot::Nvidia => "nvidia".into(),
+            DeviceRoot::Dev(spki) => format!("dev:{}", hex::encode(spki)),
+        }
+    }
+}
 
 /// Why a GPU's evidence is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -86,10 +119,11 @@ pub struct Authenticated<'a> {
     pub fwid: String,
 }
 
-/// Authenticates one GPU's report for `nonce` at `now` (Unix seconds); certificate signatures
-/// verified before are taken from `cache`.
+/// Authenticates one GPU's report, under `root`, for `nonce` at `now` (Unix seconds);
+/// certificate signatures verified before are taken from `cache`.
 pub fn authenticate<'a>(
     evidence: &Evidence<'a>,
+    root: &DeviceRoot,
     nonce: &[u8; 32],
     now: u64,
     cache: &Verified,
@@ -98,7 +132,7 @@ pub fn authenticate<'a>(
     use p384::ecdsa::signature::Verifier;
 
     let report = Report::parse(evidence.report)?;
-    let chain = chain::verify(evidence.certificate_chain, &chain::NVIDIA_DEVICE_ROOT_SPKI_SHA256, now, cache)?;
+    let chain = chain::verify(evidence.certificate_chain, root.spki_sha256(), now, cache)?;
     let fwid = match (&report.opaque.fwid, &chain.leaf_fwid) {
         (Some(reported), Some(certified)) if reported == certified => hex::encode(reported),
         (Some(_), Some(_)) => return Err(GpuError::FwidMismatch),
@@ -123,7 +157,7 @@ pub fn verify(
     now: u64,
     cache: &Verified,
 ) -> Result<GpuVerdict, GpuError> {
-    let Authenticated { report, chain, fwid } = authenticate(evidence, nonce, now, cache)?;
+    let Authenticated { report, chain, fwid } = authenticate(evidence, &policy.device_root, nonce, now, cache)?;
     let firmware = policy.firmware_for(&report.opaque)?;
     let measurements_matched = firmware.check(&report)?;
     let ocsp_produced_at = ocsp::check_chain(&chain.certificates, evidence.ocsp, now, policy.max_ocsp_age_secs, cache)?;

@@ -65,6 +65,59 @@ pub struct AttestationResponse {
     /// Whether this boot holds a secrets bundle (informational: the quote does not cover it).
     #[serde(default)]
     pub provisioning: ProvisioningState,
+    /// The GPU nodes this enclave sends prompts to and their last verdicts (informational: what
+    /// each node must prove is in the measured configuration; docs/gpu.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_nodes: Vec<GpuNodeStatus>,
+}
+
+/// One GPU node as the attestation document shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct GpuNodeStatus {
+    /// The catalog models it serves.
+    pub models: Vec<String>,
+    /// Its pinned TLS key (hex SHA-256 of the SPKI).
+    pub tls_spki_sha256: String,
+    /// GPUs it must report.
+    pub gpus: usize,
+    /// The last verdict, while fresh; `None` before the first request or after a failure.
+    pub verdict: Option<NodeVerdict>,
+}
+
+/// A GPU node that proved itself (`shared::gpu::node::verify`): shown in the attestation
+/// document and named beside receipts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct NodeVerdict {
+    /// The pinned TLS key the evidence is bound to (hex SHA-256 of its SPKI).
+    pub tls_spki_sha256: String,
+    /// SHA-256 of the node's quote (hex).
+    pub quote_sha256: String,
+    /// The GPU evidence digest the quote binds (hex).
+    pub evidence_digest: String,
+    /// `intel` or `dev:…`: whose root vouched for the node's quote.
+    pub trust_root: String,
+    pub tcb_status: Option<String>,
+    /// `nvidia` or `dev:…`: whose root vouched for the GPUs.
+    pub device_root: String,
+    pub gpus: Vec<GpuSummary>,
+    pub verified_at: u64,
+}
+
+/// One verified GPU, as the verdict shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct GpuSummary {
+    pub driver: String,
+    pub vbios: String,
+    pub board: String,
+    pub fwid: String,
+    pub measurements_matched: usize,
+    pub ocsp_produced_at: u64,
 }
 
 /// What the enclave says of its secrets bundle: never a secret.
@@ -394,6 +447,9 @@ pub mod codes {
     pub const ENCLAVE_ERROR: &str = "enclave_error";
     /// The model outside the envelope is not the sealed one (a relay altered the request).
     pub const MODEL_MISMATCH: &str = "model_mismatch";
+    /// The model's GPU node did not prove itself (its quote or a GPU's evidence failed, or it
+    /// did not answer): no plaintext was sent to it.
+    pub const GPU_NOT_ATTESTED: &str = "gpu_not_attested";
     /// The enclave is at its configured limit of requests in flight; retry shortly.
     pub const ENCLAVE_BUSY: &str = "enclave_busy";
     /// The enclave's request time limit passed.
@@ -471,6 +527,7 @@ pub mod codes {
         [
             BAD_REQUEST,
             GPU_NOT_CONFIGURED,
+            GPU_NOT_ATTESTED,
             INVALID_ENVELOPE,
             DECRYPT_FAILED,
             INVALID_PROMPT,

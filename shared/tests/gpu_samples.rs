@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use shared::gpu::{Evidence, Firmware, GpuError, GpuPolicy, Verified, authenticate, verify};
+use shared::gpu::{DeviceRoot, Evidence, Firmware, GpuError, GpuPolicy, Verified, authenticate, verify};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/nvidia-gpu-samples");
 /// The requester nonce of the NVIDIA samples (README: `931d8dd0…64dfcb`).
@@ -76,7 +76,7 @@ fn golden_path() -> GoldenPath {
         report: read(&format!("{dir}/test_raw_gpu_attestation_report.dat")),
         chain: read(&format!("{dir}/test_gpu_attestation_certificate_chain.dat")),
         ocsp,
-        policy: GpuPolicy { firmware: vec![firmware], max_ocsp_age_secs: 24 * 3600 },
+        policy: GpuPolicy { firmware: vec![firmware], max_ocsp_age_secs: 24 * 3600, device_root: DeviceRoot::Nvidia },
     }
 }
 
@@ -210,7 +210,7 @@ fn nvidias_samples_get_their_expected_verdicts() {
     let report = hex_file("blackwellAttestationReport.txt");
     let chain = read("attestation-sdk/blackwellCertChain.txt");
     let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &[] };
-    let ok = authenticate(&evidence, &nonce(SAMPLE_NONCE), now, &Verified::default()).unwrap();
+    let ok = authenticate(&evidence, &DeviceRoot::Nvidia, &nonce(SAMPLE_NONCE), now, &Verified::default()).unwrap();
     assert_eq!(ok.report.opaque.driver, "575.32");
     assert_eq!(Some(hex::decode(&ok.fwid).unwrap()), ok.chain.leaf_fwid);
     // The H100 sample of driver 535.86.09: genuine, but it predates the firmware id, which
@@ -219,7 +219,7 @@ fn nvidias_samples_get_their_expected_verdicts() {
     let chain = read("attestation-sdk/hopperCertChain.txt");
     let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &[] };
     assert_eq!(
-        authenticate(&evidence, &nonce_of(&report), now, &Verified::default()).err(),
+        authenticate(&evidence, &DeviceRoot::Nvidia, &nonce_of(&report), now, &Verified::default()).err(),
         Some(GpuError::FwidMissing)
     );
     // NVIDIA's measurement-mismatch RIMs against that report: refused at the first index whose
@@ -249,7 +249,7 @@ fn nvidias_samples_get_their_expected_verdicts() {
         let chain = read(chain);
         let evidence = Evidence { report: &bad, certificate_chain: &chain, ocsp: &[] };
         assert_eq!(
-            authenticate(&evidence, &nonce_of(&bad), now, &Verified::default()).err(),
+            authenticate(&evidence, &DeviceRoot::Nvidia, &nonce_of(&bad), now, &Verified::default()).err(),
             Some(GpuError::FwidMismatch)
         );
     }
@@ -259,17 +259,27 @@ fn nvidias_samples_get_their_expected_verdicts() {
     let expired_chain = read("attestation-sdk/hopperCertChainExpired.txt");
     let evidence = Evidence { report: &expired, certificate_chain: &expired_chain, ocsp: &[] };
     assert_eq!(
-        authenticate(&evidence, &nonce_of(&expired), 253_402_300_800, &Verified::default()).err(),
+        authenticate(&evidence, &DeviceRoot::Nvidia, &nonce_of(&expired), 253_402_300_800, &Verified::default()).err(),
         Some(GpuError::Chain("a certificate is not valid at this time"))
     );
-    assert!(authenticate(&evidence, &nonce_of(&expired), 253_402_300_799, &Verified::default()).is_ok());
+    assert!(
+        authenticate(&evidence, &DeviceRoot::Nvidia, &nonce_of(&expired), 253_402_300_799, &Verified::default())
+            .is_ok()
+    );
     // Serialized evidence as nvattest writes it (one H100 of driver 590.12).
     let json: serde_json::Value = serde_json::from_slice(&read("attestation-sdk/hopper_evidence.json")).unwrap();
     let item = &json[0];
     let report = shared::b64::decode(item["evidence"].as_str().unwrap()).unwrap();
     let chain = shared::b64::decode(item["certificate"].as_str().unwrap()).unwrap();
     let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &[] };
-    let ok = authenticate(&evidence, &nonce(item["nonce"].as_str().unwrap()), now, &Verified::default()).unwrap();
+    let ok = authenticate(
+        &evidence,
+        &DeviceRoot::Nvidia,
+        &nonce(item["nonce"].as_str().unwrap()),
+        now,
+        &Verified::default(),
+    )
+    .unwrap();
     assert_eq!(ok.report.opaque.driver, "590.12");
 }
 
@@ -327,7 +337,11 @@ fn the_multi_gpu_sets_authenticate_under_one_nonce() {
             let chain: Vec<u8> = pickled(item, "pem").concat();
             let nonce: [u8; 32] = report[4..36].try_into().unwrap();
             let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &[] };
-            assert_eq!(authenticate(&evidence, &nonce, OCSP_DAY, &Verified::default()).err(), expect, "{file} {group}");
+            assert_eq!(
+                authenticate(&evidence, &DeviceRoot::Nvidia, &nonce, OCSP_DAY, &Verified::default()).err(),
+                expect,
+                "{file} {group}"
+            );
             nonces.insert(hex::encode(nonce));
         }
         assert_eq!(nonces.len(), 1, "{file}");

@@ -4,6 +4,7 @@
 //! The binaries must be built first (`cargo build --bins`; `make test` does it).
 
 pub mod chain;
+pub mod gpu_node;
 pub mod host;
 pub mod keyholder;
 pub mod postgres;
@@ -501,7 +502,10 @@ fn start_enclave(dir: &Path, port: u16, options: &StackOptions) -> Process {
     }
     std::fs::write(&config_path, config.to_string()).unwrap();
     let env: Vec<(&str, &str)> = options.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let p = Process::spawn("enclave", &config_path, dir.join(format!("enclave-{port}-{}.log", unique())), &env);
+    let mut p = Process::spawn("enclave", &config_path, dir.join(format!("enclave-{port}-{}.log", unique())), &env);
+    if p.wait_exit(Duration::from_millis(200)).is_some() {
+        panic!("the enclave exited at start:\n{}", p.log_text());
+    }
     wait_http(&format!("http://127.0.0.1:{port}/public-key"));
     p
 }

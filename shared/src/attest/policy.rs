@@ -37,6 +37,8 @@ pub enum Binding {
     PublicKey(TeeKey),
     /// Per-request quote: sha256(X25519 key ‖ ed25519 key).
     Keys { tee: TeeKey, enclave: EnclaveKey },
+    /// A GPU node's quote: `report_data` as `gpu::node::report_data` computes it.
+    ReportData([u8; 64]),
 }
 
 impl Binding {
@@ -44,6 +46,7 @@ impl Binding {
         match self {
             Binding::PublicKey(k) => crate::quote::binding_report_data(&[&k.0]),
             Binding::Keys { tee, enclave } => crate::quote::binding_report_data(&[&tee.0, &enclave.0]),
+            Binding::ReportData(data) => *data,
         }
     }
 }

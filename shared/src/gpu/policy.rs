@@ -23,6 +23,9 @@ pub struct GpuPolicy {
     /// The oldest stapled OCSP response accepted, in seconds since it was produced.
     #[serde(default = "default_max_ocsp_age")]
     pub max_ocsp_age_secs: u64,
+    /// NVIDIA's root unless a development build sets another; never read from configuration.
+    #[serde(skip)]
+    pub device_root: super::DeviceRoot,
 }
 
 fn default_max_ocsp_age() -> u64 {

@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use shared::gpu::chain::{NVIDIA_DEVICE_ROOT_SPKI_SHA256, verify};
-use shared::gpu::{Evidence, Report, Verified, authenticate};
+use shared::gpu::{DeviceRoot, Evidence, Report, Verified, authenticate};
 
 /// 2025-08-21T12:00:00Z, the samples' verification day.
 const NOW: u64 = 1_755_777_600;
@@ -39,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
             let ocsp = [ocsp];
             let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &ocsp };
             let cache = Verified::default();
-            let _ = authenticate(&evidence, &[0; 32], NOW, &cache);
+            let _ = authenticate(&evidence, &DeviceRoot::Nvidia, &[0; 32], NOW, &cache);
             if let Ok(verified) = verify(&chain, &NVIDIA_DEVICE_ROOT_SPKI_SHA256, NOW, &cache) {
                 let _ = shared::gpu::ocsp::check_chain(&verified.certificates, &ocsp, NOW, u64::MAX, &cache);
             }

@@ -1,0 +1,183 @@
+//! The seeded device hierarchy, in the shape of NVIDIA's (notes/gpu.md §1.3), one level shorter:
+//! root "Device Identity CA" → "Provisioner ICA" → per-device "BROM" → "FMC LF" leaf (signs
+//! reports, carries the firmware id), plus one OCSP responder under each issuer whose certificate
+//! the chain's OCSP answers cover (the ICA for the BROM, the root for the ICA). All P-384.
+
+use base64::Engine;
+use p384::ecdsa::{Signature, SigningKey as EcKey, signature::Signer};
+use rcgen::{
+    BasicConstraints, CertificateParams, CustomExtension, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyUsagePurpose, PublicKeyData, SerialNumber, SignatureAlgorithm, SigningKey,
+};
+use sha2::{Digest, Sha384};
+
+use super::der;
+
+/// A P-384 key derived from the seed; signs ECDSA-SHA384 with RFC 6979 (deterministic) nonces.
+pub(crate) struct DevKey {
+    key: EcKey,
+    /// SEC1 uncompressed point: what rcgen wants, and the subjectPublicKey bits.
+    pub public: Vec<u8>,
+}
+
+impl DevKey {
+    /// scalar = labelled SHA-384 of the seed, retried until it is a valid scalar.
+    fn derive(seed: &[u8; 32], label: &str) -> Self {
+        let mut counter = 0u32;
+        loop {
+            if let Ok(key) = EcKey::from_slice(&labelled_hash(seed, label, counter)) {
+                let public = key.verifying_key().to_sec1_point(false).as_bytes().to_vec();
+                return Self { key, public };
+            }
+            counter = counter.wrapping_add(1);
+        }
+    }
+
+    /// ECDSA-SHA384 as SPDM encodes it: raw r ‖ s.
+    pub(crate) fn sign_raw(&self, msg: &[u8]) -> [u8; 96] {
+        let signature: Signature = self.key.sign(msg);
+        let mut raw = [0u8; 96];
+        raw.copy_from_slice(&signature.to_bytes());
+        raw
+    }
+
+    /// ECDSA-SHA384 as X.509 and OCSP encode it: DER `SEQUENCE {r, s}`.
+    pub(crate) fn sign_der(&self, msg: &[u8]) -> Vec<u8> {
+        let signature: Signature = self.key.sign(msg);
+        signature.to_der().as_bytes().to_vec()
+    }
+}
+
+impl PublicKeyData for DevKey {
+    fn der_bytes(&self) -> &[u8] {
+        &self.public
+    }
+
+    fn algorithm(&self) -> &'static SignatureAlgorithm {
+        &rcgen::PKCS_ECDSA_P384_SHA384
+    }
+}
+
+impl SigningKey for DevKey {
+    fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, rcgen::Error> {
+        Ok(self.sign_der(msg))
+    }
+}
+
+/// SHA-384(domain ‖ label ‖ 0 ‖ seed ‖ counter): every derived value has its own label.
+pub(crate) fn labelled_hash(seed: &[u8; 32], label: &str, counter: u32) -> [u8; 48] {
+    let mut hash = Sha384::new();
+    hash.update(b"SVC DEV GPU PKI v1\0");
+    hash.update(label.as_bytes());
+    hash.update([0]);
+    hash.update(seed);
+    hash.update(counter.to_be_bytes());
+    hash.finalize().into()
+}
+
+/// A certificate and the key it certifies.
+pub(crate) struct Cert {
+    pub key: DevKey,
+    pub der: Vec<u8>,
+}
+
+pub(crate) struct Pki {
+    pub root: Cert,
+    pub ica: Cert,
+    pub brom: Cert,
+    pub leaf: Cert,
+    /// Issued by the root; answers for the ICA.
+    pub root_responder: Cert,
+    /// Issued by the ICA; answers for the BROM.
+    pub ica_responder: Cert,
+}
+
+/// TCG DICE firmware id extension, as Hopper leaves carry it (2.23.133.5.4.1).
+const DICE_FWID: [u64; 6] = [2, 23, 133, 5, 4, 1];
+
+impl Pki {
+    pub(crate) fn new(seed: &[u8; 32], fwid: &[u8; 48]) -> Self {
+        let ca = |pathlen| IsCa::Ca(BasicConstraints::Constrained(pathlen));
+        let ca_usages = || vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        // Fixed serial numbers: the certificates must depend on nothing but the seed.
+        let root_params = params("SVC DEV GPU Device Identity CA", 1, ca(2), ca_usages());
+        let root_key = DevKey::derive(seed, "root");
+        let root_der = certified(root_params.self_signed(&root_key));
+
+        let issue =
+            |issuer_params: &CertificateParams, issuer_key: &DevKey, label: &str, mut params: CertificateParams| {
+                params.use_authority_key_identifier_extension = true;
+                let key = DevKey::derive(seed, label);
+                let der = certified(params.signed_by(&key, &Issuer::from_params(issuer_params, issuer_key)));
+                (Cert { key, der }, params)
+            };
+        let (ica, ica_params) =
+            issue(&root_params, &root_key, "ica", params("SVC DEV GPU Provisioner ICA", 2, ca(1), ca_usages()));
+        let (brom, brom_params) =
+            issue(&ica_params, &ica.key, "brom", params("SVC DEV GPU BROM", 3, ca(0), ca_usages()));
+        let mut leaf_params =
+            params("SVC DEV GPU FMC LF", 4, IsCa::ExplicitNoCa, vec![KeyUsagePurpose::DigitalSignature]);
+        leaf_params.custom_extensions.push(dice_fwid(fwid));
+        let (leaf, _) = issue(&brom_params, &brom.key, "leaf", leaf_params);
+
+        let responder = |cn, serial| {
+            let mut p = params(cn, serial, IsCa::ExplicitNoCa, vec![KeyUsagePurpose::DigitalSignature]);
+            p.extended_key_usages = vec![ExtendedKeyUsagePurpose::OcspSigning];
+            p
+        };
+        let (root_responder, _) = issue(
+            &root_params,
+            &root_key,
+            "ocsp responder root",
+            responder("SVC DEV GPU OCSP Responder Device Identity CA", 5),
+        );
+        let (ica_responder, _) = issue(
+            &ica_params,
+            &ica.key,
+            "ocsp responder ica",
+            responder("SVC DEV GPU OCSP Responder Provisioner ICA", 6),
+        );
+        let root = Cert { key: root_key, der: root_der };
+        Self { root, ica, brom, leaf, root_responder, ica_responder }
+    }
+}
+
+/// The firmware id as `shared::gpu::chain` reads a Hopper leaf's: an FWID
+/// `SEQUENCE {id-sha384, OCTET STRING}` directly in the extension's SEQUENCE (NVIDIA's also
+/// holds a version and a public key before it; this keeps the version only).
+fn dice_fwid(fwid: &[u8; 48]) -> CustomExtension {
+    let content = der::seq(&[der::tlv(0x02, &[1]), der::seq(&[der::oid(&der::SHA384), der::octets(fwid)])]);
+    CustomExtension::from_oid_content(&DICE_FWID, content)
+}
+
+fn certified(cert: Result<rcgen::Certificate, rcgen::Error>) -> Vec<u8> {
+    // Only fixed, valid parameters reach rcgen, and DevKey never fails to sign.
+    cert.expect("dev certificate parameters are valid").der().to_vec()
+}
+
+fn params(cn: &str, serial: u8, is_ca: IsCa, key_usages: Vec<KeyUsagePurpose>) -> CertificateParams {
+    let mut params = CertificateParams::default();
+    let mut name = DistinguishedName::new();
+    name.push(DnType::CommonName, cn);
+    name.push(DnType::OrganizationName, "SVC DEV (not NVIDIA)");
+    params.distinguished_name = name;
+    params.serial_number = Some(SerialNumber::from_slice(&[serial]));
+    // Every dev certificate is valid 2025-01-01T00:00:00Z .. 2100-01-01T00:00:00Z.
+    params.not_before = rcgen::date_time_ymd(2025, 1, 1);
+    params.not_after = rcgen::date_time_ymd(2100, 1, 1);
+    params.is_ca = is_ca;
+    params.key_usages = key_usages;
+    params
+}
+
+/// PEM, 64-column base64, LF (as `nvmlDeviceGetConfComputeGpuCertificate` hands it out).
+pub(crate) fn pem(der: &[u8]) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(&String::from_utf8_lossy(line));
+        out.push('\n');
+    }
+    out.push_str("-----END CERTIFICATE-----\n");
+    out
+}

@@ -1,0 +1,240 @@
+//! A STAND-IN GPU node, for tests on a machine without a GPU or a TDX host (docs/gpu.md). It
+//! plays the node agent of a real node: TLS on its own key, `GET /attest?nonce=` answered with
+//! a TDX quote from the development quote PKI (`tests/dev-quote`) and the real H100 sample's
+//! report re-issued for the enclave's nonce by a development GPU identity (`tests/dev-gpu`), and
+//! `/v1/*` forwarded to the real model server. Only an enclave built with `dev-quotes` and told
+//! both development roots trusts it.
+//!
+//! It can also misbehave as a hostile node would ([`Behaviour`]), and it records every byte a
+//! caller sent to `/v1/*`, so a test can tell whether a prompt reached it.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use dev_gpu::{DevGpu, ReportChanges};
+use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
+use shared::gpu::node::{GpuEvidence, NodeEvidence, evidence_digest, gpu_nonce, report_data};
+
+/// The node's development PKIs' seeds.
+const TDX_SEED: [u8; 32] = [0x4e; 32];
+const GPU_SEED: [u8; 32] = [0x47; 32];
+
+/// The genuine H100 report whose measurements the stand-in's GPU shows.
+pub const H100_TEMPLATE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/test-vectors/nvidia-gpu-samples/go-nvattest-tools/test_raw_gpu_attestation_report.dat"
+);
+/// The RIMs that report's firmware was measured against (`svc gpu-reference` reads them).
+pub const H100_DRIVER_RIM: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/test-vectors/nvidia-gpu-samples/go-nvattest-tools/rim/NV_GPU_DRIVER_GH100_550.90.07.xml"
+);
+pub const H100_VBIOS_RIM: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/test-vectors/nvidia-gpu-samples/go-nvattest-tools/rim/NV_GPU_VBIOS_1010_0200_882_96009F0001.xml"
+);
+
+/// How the node answers `/attest`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Behaviour {
+    /// Fresh evidence, bound as the protocol says.
+    Honest,
+    /// GPU reports made for another nonce (an earlier session's), in a fresh, correctly bound
+    /// quote: what a node that cannot reach its GPU now would try.
+    ReplayedGpuEvidence,
+    /// One GPU in NVIDIA's devtools mode: a genuine, fresh report whose measurement differs.
+    Devtools,
+}
+
+struct Node {
+    behaviour: Behaviour,
+    pin: [u8; 32],
+    gpus: usize,
+    upstream: String,
+    tdx: DevPki,
+    gpu: DevGpu,
+    template: Vec<u8>,
+    received: Arc<Mutex<Vec<u8>>>,
+    attestations: Arc<Mutex<usize>>,
+}
+
+/// A running stand-in node.
+pub struct GpuNodeStandin {
+    /// `https://127.0.0.1:<port>/v1`.
+    pub base_url: String,
+    /// SHA-256 of its TLS SubjectPublicKeyInfo (what the enclave pins).
+    pub pin: [u8; 32],
+    received: Arc<Mutex<Vec<u8>>>,
+    attestations: Arc<Mutex<usize>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for GpuNodeStandin {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl GpuNodeStandin {
+    /// Starts a node with `gpus` GPUs that forwards completions to `upstream` (a `/v1` URL).
+    pub async fn start(behaviour: Behaviour, gpus: usize, upstream: &str) -> Self {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["gpu-node.invalid".into()]).unwrap().self_signed(&key).unwrap();
+        let pin = agent::pin::spki_sha256(cert.der()).unwrap();
+        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![cert.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+            )
+            .unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let attestations = Arc::new(Mutex::new(0));
+        let node = Arc::new(Node {
+            behaviour,
+            pin,
+            gpus,
+            upstream: upstream.trim_end_matches('/').to_string(),
+            tdx: DevPki::from_seed(&TDX_SEED),
+            gpu: DevGpu::from_seed(&GPU_SEED),
+            template: std::fs::read(H100_TEMPLATE).unwrap(),
+            received: received.clone(),
+            attestations: attestations.clone(),
+        });
+        let app = Router::new()
+            .route("/attest", axum::routing::get(attest))
+            .route("/v1/{*rest}", axum::routing::post(forward))
+            .with_state(node);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let listener = TlsListener { tcp: listener, acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(tls)) };
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        GpuNodeStandin { base_url: format!("https://127.0.0.1:{port}/v1"), pin, received, attestations, task }
+    }
+
+    /// Whether `needle` appears in anything a caller sent to `/v1/*`.
+    pub fn received_contains(&self, needle: &str) -> bool {
+        let received = self.received.lock().unwrap();
+        received.windows(needle.len()).any(|w| w == needle.as_bytes())
+    }
+
+    /// Bytes received on `/v1/*` so far.
+    pub fn received_len(&self) -> usize {
+        self.received.lock().unwrap().len()
+    }
+
+    /// `/attest` answers given so far.
+    pub fn attestations(&self) -> usize {
+        *self.attestations.lock().unwrap()
+    }
+
+    /// The enclave configuration's `gpuNodes` entry for this node: the dev placeholder
+    /// measurements for its image, the development roots, and `gpu` (from `svc gpu-reference`).
+    pub fn enclave_entry(&self, gpu_policy: &serde_json::Value) -> serde_json::Value {
+        let measurements: serde_json::Value = serde_json::to_value(crate::dev_measurements()).unwrap();
+        serde_json::json!({
+            "tlsPinSha256": hex::encode(self.pin),
+            "measurements": measurements,
+            "gpus": 1,
+            "gpu": gpu_policy,
+            "devRoots": {
+                "tdxRootDer": hex::encode(DevPki::from_seed(&TDX_SEED).root_cert_der()),
+                "gpuRootSpkiSha256": hex::encode(DevGpu::from_seed(&GPU_SEED).root_spki_sha256()),
+            },
+        })
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct AttestQuery {
+    nonce: String,
+}
+
+async fn attest(State(node): State<Arc<Node>>, Query(q): Query<AttestQuery>) -> axum::response::Response {
+    let Some(nonce) = hex::decode(&q.nonce).ok().and_then(|n| <[u8; 32]>::try_from(n).ok()) else {
+        return (StatusCode::BAD_REQUEST, "nonce must be 64 hex").into_response();
+    };
+    *node.attestations.lock().unwrap() += 1;
+    let asked_for = match node.behaviour {
+        Behaviour::ReplayedGpuEvidence => gpu_nonce(&node.pin, &[0; 32]),
+        _ => gpu_nonce(&node.pin, &nonce),
+    };
+    let changes = ReportChanges { flip_measurement: (node.behaviour == Behaviour::Devtools).then_some(5) };
+    let report = node.gpu.report(&node.template, &asked_for, &changes).unwrap();
+    let chain = node.gpu.certificate_chain_pem();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let ocsp: Vec<String> = node.gpu.ocsp(now - 60).iter().map(shared::b64::encode).collect();
+    let gpus: Vec<GpuEvidence> = (0..node.gpus)
+        .map(|_| GpuEvidence {
+            report: shared::b64::encode(&report),
+            certificate_chain: chain.clone(),
+            ocsp: ocsp.clone(),
+        })
+        .collect();
+    let digest = evidence_digest(gpus.iter().map(|_| (report.as_slice(), chain.as_bytes())));
+    // The node image's measurements: the published development placeholders.
+    let image = crate::dev_measurements();
+    let td = TdReport {
+        mr_td: image.images[0].mrtd,
+        rtmr: [image.rtmr0[0].value, image.images[0].rtmr1, image.images[0].rtmr2, [0; 48]],
+        report_data: report_data(&node.pin, &nonce, &digest),
+        ..TdReport::default()
+    };
+    let quote = node.tdx.quote(&td, QuoteVersion::V4);
+    let collateral = String::from_utf8(node.tdx.collateral(&CollateralOptions::default())).unwrap();
+    axum::Json(NodeEvidence { quote: hex::encode(quote), collateral, gpus }).into_response()
+}
+
+/// Records the request and forwards it to the real model server.
+async fn forward(
+    State(node): State<Arc<Node>>,
+    axum::extract::Path(rest): axum::extract::Path<String>,
+    body: Bytes,
+) -> axum::response::Response {
+    node.received.lock().unwrap().extend_from_slice(&body);
+    let answer = reqwest::Client::new()
+        .post(format!("{}/{rest}", node.upstream))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await;
+    match answer {
+        Ok(r) => {
+            let status = StatusCode::from_u16(r.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+            (status, [("content-type", "application/json")], r.bytes().await.unwrap_or_default()).into_response()
+        }
+        Err(_) => StatusCode::BAD_GATEWAY.into_response(),
+    }
+}
+
+/// TCP with a TLS handshake per connection, for `axum::serve`.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((tcp, addr)) = self.tcp.accept().await else { continue };
+            if let Ok(tls) = self.acceptor.accept(tcp).await {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
