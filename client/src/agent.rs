@@ -106,6 +106,7 @@ impl Client {
             inner_model: &inner.model,
             attestation: &response.attestation,
             onchain: response.onchain_attestation.as_ref(),
+            served_by: inner.served_by.as_ref(),
         };
         let onchain = check_answer(&sent, &answer, &self.program_id)?;
         crate::chat::ran_what_was_asked(model, &inner.receipt)?;

@@ -118,6 +118,10 @@ pub struct AttestationReport {
     pub binding_quote: Option<VerificationDocument>,
     /// What the enclave says of its secrets bundle (informational: no quote covers it).
     pub provisioning: ProvisioningState,
+    /// The GPU nodes it sends prompts to and their last verdicts (informational: what each must
+    /// prove is in the measured configuration; docs/gpu.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpu_nodes: Vec<shared::wire::GpuNodeStatus>,
 }
 
 impl AttestationReport {
@@ -186,6 +190,7 @@ pub fn evaluate(
         public_quote: None,
         binding_quote: None,
         provisioning: a.provisioning.clone(),
+        gpu_nodes: a.gpu_nodes.clone(),
     };
     let (Some(public), Some(binding)) = (&a.tdx_quote, &a.binding_tdx_quote) else {
         let reason = a.tdx_quote_error.clone().unwrap_or_else(|| "no_quote".into());

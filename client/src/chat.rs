@@ -34,6 +34,9 @@ pub struct ChatOutcome {
     pub unattested: bool,
     /// True when the first attempt hit a stale key and the call was retried.
     pub retried: bool,
+    /// The GPU node that served it, as the enclave signed beside the receipt (checked; none
+    /// for a local development model server).
+    pub served_by: Option<shared::served_by::ServedBy>,
 }
 
 /// What the client sent, kept to check the answer.
@@ -117,6 +120,8 @@ pub(crate) struct Answer<'a> {
     pub inner_model: &'a str,
     pub attestation: &'a shared::wire::BindingAttestation,
     pub onchain: Option<&'a OnchainAttestation>,
+    /// The enclave's statement of which GPU node served the request, when it names one.
+    pub served_by: Option<&'a shared::served_by::ServedBy>,
 }
 
 /// Every check a client makes on a chat answer. The relay could have swapped, dropped or
@@ -139,6 +144,7 @@ fn check(
         inner_model: &inner.model,
         attestation: &response.attestation,
         onchain: response.onchain_attestation.as_ref(),
+        served_by: inner.served_by.as_ref(),
     };
     let onchain = check_answer(sent, &answer, program_id)?;
     Ok(ChatOutcome {
@@ -151,6 +157,7 @@ fn check(
         quote_present: response.attestation.tdx_quote.is_some(),
         unattested: sent.attested.unattested,
         retried: false,
+        served_by: inner.served_by,
     })
 }
 
@@ -164,6 +171,11 @@ pub(crate) fn check_answer(
         return Err(ClientError::Mismatch("the relay's receipt differs from the one inside the encrypted reply"));
     }
     let verified = answer.inner_receipt.verify(program_id)?;
+    if let Some(statement) = answer.served_by
+        && statement.verify(answer.inner_receipt).is_err()
+    {
+        return Err(ClientError::Mismatch("the GPU node statement is not the enclave's for this receipt"));
+    }
     let body = &verified.body;
     if body.prompt_hash != sent.envelope.ciphertext_hash() {
         return Err(ClientError::Mismatch("receipt is for another ciphertext"));

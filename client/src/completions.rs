@@ -101,6 +101,7 @@ impl Client {
             inner_model: &inner_model,
             attestation: &sealed.attestation,
             onchain: sealed.onchain_attestation.as_ref(),
+            served_by: completion.served_by.as_ref(),
         };
         let onchain = check_answer(&sent, &answer, &self.program_id)?;
         crate::chat::ran_what_was_asked(Some(&request.model), &completion.receipt)?;

@@ -256,6 +256,29 @@ mod tests {
             EnclaveConfig::load(Some(&p))
         };
         assert!(load("https://gpu.example/v1", Some(&pin)).is_err(), "a pinned node with nothing to prove");
+        let measurements =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json")).unwrap();
+        let with_node = |pin: &str, gpus: usize, extra: &str| {
+            let model = r#""gpt-oss:20b": {"endpoint": "https://gpu.example/v1", "tlsPinSha256": "PIN"}"#
+                .replace("PIN", &"ab".repeat(32));
+            let node = format!(
+                r#"{{"tlsPinSha256": "{pin}", "measurements": {measurements}, "gpus": {gpus}, "gpu": {{"firmware": []}}{extra}}}"#
+            );
+            std::fs::write(&p, format!(r#"{{"models": {{{model}}}, "gpuNodes": [{node}]}}"#)).unwrap();
+            EnclaveConfig::load(Some(&p))
+        };
+        assert!(with_node(&pin, 8, "").is_ok(), "a pinned node that must prove its image and eight GPUs");
+        assert!(with_node(&"cd".repeat(32), 8, "").is_err(), "the node entry is for another key");
+        assert!(with_node(&pin, 0, "").is_err(), "a node with no GPU to prove");
+        assert!(with_node(&pin, 17, "").is_err(), "more GPUs than a node holds");
+        let root_in_file = r#"{"firmware": [], "deviceRoot": "x"}"#;
+        assert!(serde_json::from_str::<shared::gpu::GpuPolicy>(root_in_file).is_err(), "no GPU root from a file");
+        let dev_roots = format!(r#", "devRoots": {{"tdxRootDer": "00", "gpuRootSpkiSha256": "{}"}}"#, "ef".repeat(32));
+        assert_eq!(
+            with_node(&pin, 1, &dev_roots).is_ok(),
+            cfg!(feature = "dev-quotes"),
+            "development roots only in a dev build"
+        );
         assert!(load("https://gpu.example/v1", None).is_err(), "https without a pin");
         assert!(load("http://gpu.example/v1", None).is_err(), "plain http to a remote node");
         assert!(load("http://127.0.0.1:8080/v1", None).is_ok());

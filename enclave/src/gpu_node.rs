@@ -61,18 +61,21 @@ impl GpuNodeConfig {
         if !(1..=MAX_GPUS).contains(&self.gpus) {
             return Err(ConfigError::Invalid(format!("gpuNodes: gpus must be 1 to {MAX_GPUS}")));
         }
-        let mut tdx = Policy::new(TrustRoot::Intel, self.measurements.clone());
-        tdx.allowed_tcb_statuses = self.allowed_tcb_statuses.clone();
-        let mut gpu = self.gpu.clone();
+        let mut policy = NodePolicy {
+            tdx: Policy::new(TrustRoot::Intel, self.measurements.clone()),
+            gpu: self.gpu.clone(),
+            gpus: self.gpus,
+        };
+        policy.tdx.allowed_tcb_statuses = self.allowed_tcb_statuses.clone();
         #[cfg(feature = "dev-quotes")]
         if let Some(dev) = &self.dev_roots {
             let bad = |what: &str| ConfigError::Invalid(format!("gpuNodes: devRoots.{what} is malformed"));
-            tdx.root = TrustRoot::Dev(hex::decode(&dev.tdx_root_der).map_err(|_| bad("tdxRootDer"))?);
+            policy.tdx.root = TrustRoot::Dev(hex::decode(&dev.tdx_root_der).map_err(|_| bad("tdxRootDer"))?);
             let spki =
                 shared::receipt::decode_hex32(&dev.gpu_root_spki_sha256).ok_or_else(|| bad("gpuRootSpkiSha256"))?;
-            gpu.device_root = shared::gpu::DeviceRoot::Dev(spki);
+            policy.gpu.device_root = shared::gpu::DeviceRoot::Dev(spki);
         }
-        Ok(NodePolicy { tdx, gpu, gpus: self.gpus })
+        Ok(policy)
     }
 }
 

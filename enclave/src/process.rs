@@ -15,6 +15,7 @@ use shared::catalog::{self, PROVIDER};
 use shared::envelope::{Envelope, PromptPlaintext};
 use shared::gpu::node::NodeVerdict;
 use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
+use shared::served_by::ServedBy;
 use shared::wire::{
     AgentReplyPlaintext, ChatCompletion, EncryptedAgentResponse, PrivacyGuarantee, PrivateRequest, ProcessResponse,
     ProvisionRequest, ProvisioningState, ReplyPlaintext,
@@ -283,7 +284,7 @@ impl Enclave {
         request: &PrivateRequest,
         format: ReplyFormat,
     ) -> Result<ProcessResponse, ProcessError> {
-        let _node = self.attest_node(request).await?;
+        let node = self.attest_node(request).await?;
         let Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens } = self.open(request)?;
         let chat = ChatRequest { temperature: prompt.temperature, max_tokens, messages: prompt.into_messages() };
         let reply = match served.client.chat(&served.endpoint, &chat).await {
@@ -296,20 +297,19 @@ impl Enclave {
         drop(chat);
 
         let receipt = self.issue_receipt(&envelope, &model_id)?;
+        let served_by = self.served_by(&receipt, node.as_ref())?;
         let sealed = match format {
             ReplyFormat::Reply => serde_json::to_vec(&ReplyPlaintext {
                 reply: reply.content,
                 model: model_id.clone(),
                 usage: reply.usage,
                 receipt: receipt.clone(),
+                served_by,
             }),
-            ReplyFormat::ChatCompletion => serde_json::to_vec(&ChatCompletion::new(
-                reply.content,
-                &model_id,
-                reply.usage,
-                receipt.clone(),
-                unix_now(),
-            )),
+            ReplyFormat::ChatCompletion => serde_json::to_vec(&ChatCompletion {
+                served_by,
+                ..ChatCompletion::new(reply.content, &model_id, reply.usage, receipt.clone(), unix_now())
+            }),
         };
         let reply_bytes = Zeroizing::new(sealed.map_err(|_| ProcessError::Internal)?);
         let encrypted_response = shared::reply::seal(&hpke_ctx, &envelope.enc, &reply_bytes, &mut OsRng);
@@ -330,7 +330,7 @@ impl Enclave {
     /// decrypted prompt; the reply, tool calls, usage and receipt leave sealed. No system
     /// prompt is added (skill shaping is a plaintext-path feature).
     pub async fn agent(&self, request: &PrivateRequest) -> Result<EncryptedAgentResponse, ProcessError> {
-        let _node = self.attest_node(request).await?;
+        let node = self.attest_node(request).await?;
         let Opened { model_id, served, envelope, prompt, hpke_ctx, max_tokens } = self.open(request)?;
         let options = LoopOptions { max_tokens, temperature: prompt.temperature };
         let messages: Vec<ChatMessage> = prompt.into_messages().iter().map(ChatMessage::from).collect();
@@ -345,6 +345,7 @@ impl Enclave {
         let receipt = self.issue_receipt(&envelope, &model_id)?;
         let tool_calls_count = outcome.tool_calls.len() as u32;
         let reply_plaintext = AgentReplyPlaintext {
+            served_by: self.served_by(&receipt, node.as_ref())?,
             reply: outcome.reply,
             tool_calls: outcome.tool_calls,
             usage: outcome.usage,
@@ -367,6 +368,12 @@ impl Enclave {
             receipt,
             onchain_attestation: None,
         })
+    }
+
+    /// The signed statement of which node served `receipt`'s request (none for a loopback
+    /// development server).
+    fn served_by(&self, receipt: &Receipt, node: Option<&NodeVerdict>) -> Result<Option<ServedBy>, ProcessError> {
+        node.map(|v| ServedBy::issue(receipt, v, self.keys.signer()).map_err(|_| ProcessError::Internal)).transpose()
     }
 
     fn issue_receipt(&self, envelope: &Envelope, model_id: &str) -> Result<Receipt, ProcessError> {

@@ -96,6 +96,8 @@ pub struct Evidence<'a> {
 /// What a verified GPU runs, for the attestation document and `svc attest`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuVerdict {
+    /// The device: SHA-256 (hex) of its leaf certificate's public key, its own per GPU.
+    pub device: String,
     pub driver: String,
     pub vbios: String,
     /// `project-projectSku-chipSku`, e.g. `1010-0200-882`.
@@ -161,8 +163,11 @@ pub fn verify(
     let firmware = policy.firmware_for(&report.opaque)?;
     let measurements_matched = firmware.check(&report)?;
     let ocsp_produced_at = ocsp::check_chain(&chain.certificates, evidence.ocsp, now, policy.max_ocsp_age_secs, cache)?;
+    let leaf = chain.certificates.first().ok_or(GpuError::Chain("no leaf"))?;
+    let device = hex::encode(chain::spki_sha256(leaf)?);
     let o = &report.opaque;
     Ok(GpuVerdict {
+        device,
         driver: o.driver.clone(),
         vbios: o.vbios.clone(),
         board: format!("{}-{}-{}", o.project, o.project_sku, o.chip_sku),

@@ -25,6 +25,7 @@ pub mod provision;
 pub mod quote;
 pub mod receipt;
 pub mod reply;
+pub mod served_by;
 #[cfg(feature = "solana")]
 pub mod solana;
 #[cfg(feature = "solana")]

@@ -112,6 +112,8 @@ pub struct NodeVerdict {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GpuSummary {
+    /// SHA-256 (hex) of the GPU's leaf certificate key: which device answered.
+    pub device: String,
     pub driver: String,
     pub vbios: String,
     pub board: String,
@@ -274,6 +276,10 @@ pub struct ReplyPlaintext {
     pub model: String,
     pub usage: Usage,
     pub receipt: Receipt,
+    /// The GPU node that served the request, signed beside the receipt (absent for a local
+    /// development model server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<crate::served_by::ServedBy>,
 }
 
 /// A complete OpenAI `chat.completion` object (the sealed reply of
@@ -288,6 +294,10 @@ pub struct ChatCompletion {
     pub choices: Vec<ChatCompletionChoice>,
     pub usage: OpenAiUsage,
     pub receipt: Receipt,
+    /// The GPU node that served the request, signed beside the receipt (absent for a local
+    /// development model server).
+    #[serde(rename = "servedBy", default, skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<crate::served_by::ServedBy>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -340,6 +350,7 @@ impl ChatCompletion {
             }],
             usage: usage.into(),
             receipt,
+            served_by: None,
         }
     }
 }
@@ -393,6 +404,10 @@ pub struct AgentReplyPlaintext {
     pub iterations: u32,
     pub model: String,
     pub receipt: Receipt,
+    /// The GPU node that served the request, signed beside the receipt (absent for a local
+    /// development model server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<crate::served_by::ServedBy>,
 }
 
 /// Error body of routes with a `success` field (`/tee/process`, `/agent`).

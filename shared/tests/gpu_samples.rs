@@ -151,6 +151,11 @@ fn each_broken_part_of_the_golden_path_is_refused_by_name() {
     let cut = pem.rfind("-----BEGIN CERTIFICATE-----").unwrap();
     g.chain = pem.as_bytes()[..cut].to_vec();
     assert_eq!(g.verify(), Err(GpuError::Chain("the chain does not end at the pinned root")));
+    // A link left out (the BROM certificate): the leaf's issuer is not the next certificate.
+    let mut g = golden_path();
+    let starts: Vec<usize> = pem.match_indices("-----BEGIN CERTIFICATE-----").map(|(i, _)| i).collect();
+    g.chain = [&pem.as_bytes()[..starts[1]], &pem.as_bytes()[starts[2]..]].concat();
+    assert_eq!(g.verify(), Err(GpuError::Chain("a certificate's issuer is not the next certificate")));
     // Other H100s' chains (their leaves name other firmware), and the root replaced by
     // NVIDIA's RIM root.
     let mut g = golden_path();

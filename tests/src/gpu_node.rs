@@ -53,10 +53,10 @@ pub enum Behaviour {
 struct Node {
     behaviour: Behaviour,
     pin: [u8; 32],
-    gpus: usize,
     upstream: String,
     tdx: DevPki,
-    gpu: DevGpu,
+    /// One development device per GPU, under one development root.
+    gpus: Vec<DevGpu>,
     template: Vec<u8>,
     received: Arc<Mutex<Vec<u8>>>,
     attestations: Arc<Mutex<usize>>,
@@ -81,7 +81,7 @@ impl Drop for GpuNodeStandin {
 
 impl GpuNodeStandin {
     /// Starts a node with `gpus` GPUs that forwards completions to `upstream` (a `/v1` URL).
-    pub async fn start(behaviour: Behaviour, gpus: usize, upstream: &str) -> Self {
+    pub async fn start(behaviour: Behaviour, gpus: u8, upstream: &str) -> Self {
         let key = rcgen::KeyPair::generate().unwrap();
         let cert = rcgen::CertificateParams::new(vec!["gpu-node.invalid".into()]).unwrap().self_signed(&key).unwrap();
         let pin = agent::pin::spki_sha256(cert.der()).unwrap();
@@ -99,10 +99,9 @@ impl GpuNodeStandin {
         let node = Arc::new(Node {
             behaviour,
             pin,
-            gpus,
             upstream: upstream.trim_end_matches('/').to_string(),
             tdx: DevPki::from_seed(&TDX_SEED),
-            gpu: DevGpu::from_seed(&GPU_SEED),
+            gpus: (0..gpus).map(|i| DevGpu::device(&GPU_SEED, i)).collect(),
             template: std::fs::read(H100_TEMPLATE).unwrap(),
             received: received.clone(),
             attestations: attestations.clone(),
@@ -138,12 +137,12 @@ impl GpuNodeStandin {
 
     /// The enclave configuration's `gpuNodes` entry for this node: the dev placeholder
     /// measurements for its image, the development roots, and `gpu` (from `svc gpu-reference`).
-    pub fn enclave_entry(&self, gpu_policy: &serde_json::Value) -> serde_json::Value {
+    pub fn enclave_entry(&self, gpus: usize, gpu_policy: &serde_json::Value) -> serde_json::Value {
         let measurements: serde_json::Value = serde_json::to_value(crate::dev_measurements()).unwrap();
         serde_json::json!({
             "tlsPinSha256": hex::encode(self.pin),
             "measurements": measurements,
-            "gpus": 1,
+            "gpus": gpus,
             "gpu": gpu_policy,
             "devRoots": {
                 "tdxRootDer": hex::encode(DevPki::from_seed(&TDX_SEED).root_cert_der()),
@@ -167,19 +166,23 @@ async fn attest(State(node): State<Arc<Node>>, Query(q): Query<AttestQuery>) -> 
         Behaviour::ReplayedGpuEvidence => gpu_nonce(&node.pin, &[0; 32]),
         _ => gpu_nonce(&node.pin, &nonce),
     };
-    let changes = ReportChanges { flip_measurement: (node.behaviour == Behaviour::Devtools).then_some(5) };
-    let report = node.gpu.report(&node.template, &asked_for, &changes).unwrap();
-    let chain = node.gpu.certificate_chain_pem();
+    // In devtools mode the last GPU shows one measurement changed.
+    let devtools = (node.behaviour == Behaviour::Devtools).then(|| node.gpus.len() - 1);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let ocsp: Vec<String> = node.gpu.ocsp(now - 60).iter().map(shared::b64::encode).collect();
-    let gpus: Vec<GpuEvidence> = (0..node.gpus)
-        .map(|_| GpuEvidence {
+    let mut reports = Vec::new();
+    let mut gpus = Vec::new();
+    for (i, device) in node.gpus.iter().enumerate() {
+        let changes = ReportChanges { flip_measurement: (devtools == Some(i)).then_some(5) };
+        let report = device.report(&node.template, &asked_for, &changes).unwrap();
+        gpus.push(GpuEvidence {
             report: shared::b64::encode(&report),
-            certificate_chain: chain.clone(),
-            ocsp: ocsp.clone(),
-        })
-        .collect();
-    let digest = evidence_digest(gpus.iter().map(|_| (report.as_slice(), chain.as_bytes())));
+            certificate_chain: device.certificate_chain_pem(),
+            ocsp: device.ocsp(now - 60).iter().map(shared::b64::encode).collect(),
+        });
+        reports.push(report);
+    }
+    let digest =
+        evidence_digest(reports.iter().zip(&gpus).map(|(r, g)| (r.as_slice(), g.certificate_chain.as_bytes())));
     // The node image's measurements: the published development placeholders.
     let image = crate::dev_measurements();
     let td = TdReport {

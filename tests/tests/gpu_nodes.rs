@@ -54,20 +54,21 @@ async fn post_sealed(stack: &Stack, model: &str, prompt: &str) -> (u16, Value) {
 #[tokio::test(flavor = "multi_thread")]
 async fn only_a_node_whose_quote_and_gpus_verify_sees_the_prompt() {
     let upstream = e2e::llm_base_url();
-    let honest = GpuNodeStandin::start(Behaviour::Honest, 1, &upstream).await;
+    // An eight-GPU board, and two one-GPU nodes; on the devtools node its only GPU is off.
+    let honest = GpuNodeStandin::start(Behaviour::Honest, 8, &upstream).await;
     let replayed = GpuNodeStandin::start(Behaviour::ReplayedGpuEvidence, 1, &upstream).await;
     let devtools = GpuNodeStandin::start(Behaviour::Devtools, 1, &upstream).await;
     let policy = gpu_policy();
-    let served = [("gpt-oss:20b", &honest), ("qwen3.8:27b", &replayed), ("gemma4:31b", &devtools)];
+    let served = [("gpt-oss:20b", &honest, 8), ("qwen3.8:27b", &replayed, 1), ("gemma4:31b", &devtools, 1)];
     let models: serde_json::Map<String, Value> = served
         .iter()
-        .map(|(model, node)| {
+        .map(|(model, node, _)| {
             let entry = json!({"endpoint": node.base_url, "upstreamModel": "smollm2-135m", "maxTokens": 16,
                                "tlsPinSha256": hex::encode(node.pin)});
             (model.to_string(), entry)
         })
         .collect();
-    let nodes: Vec<Value> = served.iter().map(|(_, node)| node.enclave_entry(&policy)).collect();
+    let nodes: Vec<Value> = served.iter().map(|(_, node, gpus)| node.enclave_entry(*gpus, &policy)).collect();
     let stack = tokio::task::spawn_blocking(move || {
         Stack::start_with(StackOptions {
             enclave: json!({"models": models, "gpuNodes": nodes}),
@@ -84,8 +85,45 @@ async fn only_a_node_whose_quote_and_gpus_verify_sees_the_prompt() {
     assert_eq!(out.model, "gpt-oss:20b");
     assert!(honest.received_contains(&secret), "the attested node got the prompt");
     assert_eq!(honest.attestations(), 1);
-    stack.client().chat("And again?", &options).await.unwrap();
+    // The reply names the node beside the receipt, signed by the receipt's enclave key (the
+    // client checked it; check it again here, and that it names this node's eight GPUs).
+    let served_by = out.served_by.expect("a statement of the node that served it");
+    assert_eq!(served_by.node, hex::encode(honest.pin));
+    assert_eq!(served_by.gpu_fwids.len(), 8);
+    assert_eq!(served_by.verify(&out.receipt), Ok(()));
+    let again = stack.client().chat("And again?", &options).await.unwrap();
     assert_eq!(honest.attestations(), 1, "the verdict is reused while fresh");
+    assert_eq!(again.served_by.map(|s| s.gpu_evidence_sha256), Some(served_by.gpu_evidence_sha256));
+
+    // The attestation document shows the verdict of the node that attested, none for the others.
+    let (report, _) = stack.client().attest().await.unwrap();
+    let status = |model: &str| report.gpu_nodes.iter().find(|n| n.models == [model]).unwrap().clone();
+    let verdict = status("gpt-oss:20b").verdict.expect("the honest node's verdict");
+    assert_eq!((verdict.tls_spki_sha256, verdict.gpus.len()), (hex::encode(honest.pin), 8));
+    assert!(
+        verdict.trust_root.starts_with("dev:") && verdict.device_root.starts_with("dev:"),
+        "development roots, said"
+    );
+    assert!(verdict.gpus.iter().all(|g| g.driver == "550.90.07" && g.measurements_matched == 33));
+    assert_eq!(status("qwen3.8:27b").verdict, None);
+    // `svc attest` shows the same, in words.
+    let out = Command::new(e2e::binary("svc"))
+        .args(["--relay", &stack.relay_url, "--api-key", &stack.api_key, "--measurements"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"))
+        .arg("--dev-root")
+        .arg(stack.dev_root_pem_path())
+        .arg("attest")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let line = format!("gpu node {} (gpt-oss:20b; 8 GPU(s) required): attested at", hex::encode(honest.pin));
+    assert!(text.contains(&line), "{text}");
+    assert!(
+        text.contains("GPU 7: driver 550.90.07, VBIOS 96.00.9F.00.01, board 1010-0200-882, 33 measurements"),
+        "{text}"
+    );
+    assert!(text.contains("(qwen3.8:27b; 1 GPU(s) required): not attested yet"), "{text}");
 
     // Each hostile node: asked to attest, refused, and never sent a byte of the prompt.
     for (model, node, reason) in [

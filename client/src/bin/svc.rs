@@ -447,6 +447,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 print_json(&serde_json::json!({
                     "reply": out.reply, "model": out.model, "provider": out.provider, "usage": out.usage,
                     "receipt": out.receipt, "onchainAttestation": out.onchain, "unattested": out.unattested,
+                    "servedBy": out.served_by,
                     "log": match &logged {
                         Ok(check) => serde_json::json!(check),
                         Err(e) => serde_json::json!({"error": e}),
@@ -459,6 +460,14 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 eprintln!("tokens:   {} prompt + {} completion", out.usage.prompt_tokens, out.usage.completion_tokens);
                 eprintln!("receipt:  {} (signature, address, hash, nonce and keys verified)", out.onchain.address);
                 eprintln!("commit:   {}", out.onchain.explorer_url);
+                if let Some(node) = &out.served_by {
+                    eprintln!(
+                        "gpu node: {} ({} GPU(s) verified at {}; statement signed by the enclave)",
+                        node.node,
+                        node.gpu_fwids.len(),
+                        shared::time::rfc3339(node.verified_at)
+                    );
+                }
                 if let Ok(check) = &logged {
                     for line in client::log::describe(check) {
                         eprintln!("{line}");
@@ -1015,6 +1024,9 @@ fn render_report(r: &AttestationReport) -> String {
         (Some(v), Some(k)) => format!("provisioned: yes (bundle v{v}, provisioner {k})\n"),
         _ => "provisioned: no (no secrets bundle yet)\n".to_string(),
     });
+    for node in &r.gpu_nodes {
+        out.push_str(&render_gpu_node(node));
+    }
     if let Some(d) = &r.public_quote {
         out.push_str(&render_document("public quote (report_data = sha256(teePublicKey))", d));
     }
@@ -1022,6 +1034,34 @@ fn render_report(r: &AttestationReport) -> String {
         out.push_str(&render_document(
             "binding quote (report_data = sha256(teePublicKey ‖ enclavePublicKey)) + nonce",
             d,
+        ));
+    }
+    out
+}
+
+/// One GPU node of the attestation document: the models it serves and its last verdict.
+fn render_gpu_node(node: &shared::wire::GpuNodeStatus) -> String {
+    let mut out =
+        format!("gpu node {} ({}; {} GPU(s) required): ", node.tls_spki_sha256, node.models.join(", "), node.gpus);
+    let Some(v) = &node.verdict else {
+        out.push_str("not attested yet (it attests before its first prompt)\n");
+        return out;
+    };
+    out.push_str(&format!(
+        "attested at {} (node quote under {}, TCB {}; GPUs under {})\n",
+        shared::time::rfc3339(v.verified_at),
+        v.trust_root,
+        v.tcb_status.as_deref().unwrap_or("?"),
+        v.device_root
+    ));
+    for (i, g) in v.gpus.iter().enumerate() {
+        out.push_str(&format!(
+            "  GPU {i}: driver {}, VBIOS {}, board {}, {} measurements matched, OCSP from {}\n",
+            g.driver,
+            g.vbios,
+            g.board,
+            g.measurements_matched,
+            shared::time::rfc3339(g.ocsp_produced_at)
         ));
     }
     out

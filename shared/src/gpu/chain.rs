@@ -6,7 +6,8 @@
 use p384::ecdsa::{Signature, VerifyingKey};
 use sha2::{Digest, Sha256};
 use x509_cert::Certificate;
-use x509_cert::der::{Encode, oid::ObjectIdentifier};
+use x509_cert::der::{Decode, Encode, oid::ObjectIdentifier};
+use x509_cert::ext::pkix::BasicConstraints;
 
 use super::GpuError;
 use super::cache::Verified;
@@ -19,6 +20,7 @@ pub const NVIDIA_DEVICE_ROOT_SPKI_SHA256: [u8; 32] = [
     0x03, 0x19, 0x6c, 0x62, 0x7c, 0x21, 0xdd, 0xd4, 0x8d, 0xd8, 0x5b, 0x06, 0xa4,
 ];
 
+const BASIC_CONSTRAINTS: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.19");
 const ECDSA_WITH_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
 /// TCG DICE extensions carrying the firmware id: Hopper's, and Blackwell's `TcbInfo`.
 const DICE_FWID: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.23.133.5.4.1");
@@ -54,7 +56,16 @@ pub fn verify(pem: &[u8], root_spki_sha256: &[u8; 32], now: u64, cache: &Verifie
         }
     }
     for pair in certificates.windows(2) {
-        verify_signed_by(&pair[0], &public_key(&pair[1])?, cache)?;
+        let (cert, issuer) = (&pair[0], &pair[1]);
+        // A signature alone is not a link: the issuer must be a CA and the one the
+        // certificate names, or a leaf's key could certify a "device" of its own.
+        if cert.tbs_certificate().issuer() != issuer.tbs_certificate().subject() {
+            return Err(GpuError::Chain("a certificate's issuer is not the next certificate"));
+        }
+        if !is_ca(issuer)? {
+            return Err(GpuError::Chain("an issuing certificate is not a CA"));
+        }
+        verify_signed_by(cert, &public_key(issuer)?, cache)?;
     }
     let root = certificates.last().ok_or(GpuError::Chain("no root"))?;
     if spki_sha256(root)? != *root_spki_sha256 {
@@ -62,6 +73,17 @@ pub fn verify(pem: &[u8], root_spki_sha256: &[u8; 32], now: u64, cache: &Verifie
     }
     let leaf = &certificates[0];
     Ok(VerifiedChain { leaf_key: public_key(leaf)?, leaf_fwid: fwid(leaf)?, certificates })
+}
+
+/// Whether the certificate's basic constraints say it is a CA.
+fn is_ca(cert: &Certificate) -> Result<bool, GpuError> {
+    let extensions = cert.tbs_certificate().extensions().map(|e| e.as_slice()).unwrap_or_default();
+    match extensions.iter().find(|e| e.extn_id == BASIC_CONSTRAINTS) {
+        Some(e) => BasicConstraints::from_der(e.extn_value.as_bytes())
+            .map(|b| b.ca)
+            .map_err(|_| GpuError::Malformed("basic constraints")),
+        None => Ok(false),
+    }
 }
 
 /// SHA-256 of a certificate's DER SubjectPublicKeyInfo.

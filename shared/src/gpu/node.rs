@@ -90,6 +90,7 @@ pub struct NodePolicy {
 impl From<GpuVerdict> for GpuSummary {
     fn from(v: GpuVerdict) -> Self {
         GpuSummary {
+            device: v.device,
             driver: v.driver,
             vbios: v.vbios,
             board: v.board,
@@ -111,6 +112,8 @@ pub enum NodeError {
     GpuCount { expected: usize, got: usize },
     #[error("GPU {index}: {error}")]
     Gpu { index: usize, error: GpuError },
+    #[error("GPU {index} is the same device as an earlier one")]
+    SameDevice { index: usize },
 }
 
 /// Checks a node's answer to nonce `nonce` on the TLS key `tls_spki_sha256` against `policy` at
@@ -167,6 +170,10 @@ pub fn verify(
                 .map_err(|error| NodeError::Gpu { index, error })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // One good GPU's evidence repeated would otherwise stand for GPUs in devtools mode.
+    if let Some(index) = (1..verdicts.len()).find(|&i| verdicts[..i].iter().any(|v| v.device == verdicts[i].device)) {
+        return Err(NodeError::SameDevice { index });
+    }
     Ok(NodeVerdict {
         tls_spki_sha256: hex::encode(tls_spki_sha256),
         quote_sha256: hex::encode(Sha256::digest(&quote)),

@@ -38,8 +38,15 @@ pub struct ReportChanges {
 impl DevGpu {
     /// Deterministic from the seed (same seed → byte-identical certificates and reports).
     pub fn from_seed(seed: &[u8; 32]) -> Self {
+        Self::device(seed, 0)
+    }
+
+    /// Device `index` of the seed: its own BROM and leaf (so its own key and serials) under the
+    /// root and ICA every device of the seed shares, running the same firmware (same FWID), as
+    /// the GPUs of one board do.
+    pub fn device(seed: &[u8; 32], index: u8) -> Self {
         let fwid = pki::labelled_hash(seed, "fwid", 0);
-        Self { pki: Pki::new(seed, &fwid), fwid }
+        Self { pki: Pki::new(seed, index, &fwid), fwid }
     }
 
     /// SHA-256 of the dev root's DER SubjectPublicKeyInfo (what `shared::gpu::DeviceRoot::Dev`

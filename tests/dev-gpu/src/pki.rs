@@ -96,7 +96,10 @@ pub(crate) struct Pki {
 const DICE_FWID: [u64; 6] = [2, 23, 133, 5, 4, 1];
 
 impl Pki {
-    pub(crate) fn new(seed: &[u8; 32], fwid: &[u8; 48]) -> Self {
+    /// The hierarchy of device `device` (0 for the first): the root, the ICA and the
+    /// responders depend on the seed alone, so every device of one seed shares them, as every
+    /// GPU of a product shares NVIDIA's; the BROM and the leaf are the device's own.
+    pub(crate) fn new(seed: &[u8; 32], device: u8, fwid: &[u8; 48]) -> Self {
         let ca = |pathlen| IsCa::Ca(BasicConstraints::Constrained(pathlen));
         let ca_usages = || vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         // Fixed serial numbers: the certificates must depend on nothing but the seed.
@@ -113,12 +116,18 @@ impl Pki {
             };
         let (ica, ica_params) =
             issue(&root_params, &root_key, "ica", params("SVC DEV GPU Provisioner ICA", 2, ca(1), ca_usages()));
-        let (brom, brom_params) =
-            issue(&ica_params, &ica.key, "brom", params("SVC DEV GPU BROM", 3, ca(0), ca_usages()));
+        // Device 0 keeps the labels and serials it had before devices were numbered.
+        let own = |label: &str| if device == 0 { label.to_string() } else { format!("{label} {device}") };
+        let mut brom_params = params("SVC DEV GPU BROM", 3, ca(0), ca_usages());
         let mut leaf_params =
             params("SVC DEV GPU FMC LF", 4, IsCa::ExplicitNoCa, vec![KeyUsagePurpose::DigitalSignature]);
+        if device != 0 {
+            brom_params.serial_number = Some(SerialNumber::from_slice(&[3, device]));
+            leaf_params.serial_number = Some(SerialNumber::from_slice(&[4, device]));
+        }
+        let (brom, brom_params) = issue(&ica_params, &ica.key, &own("brom"), brom_params);
         leaf_params.custom_extensions.push(dice_fwid(fwid));
-        let (leaf, _) = issue(&brom_params, &brom.key, "leaf", leaf_params);
+        let (leaf, _) = issue(&brom_params, &brom.key, &own("leaf"), leaf_params);
 
         let responder = |cn, serial| {
             let mut p = params(cn, serial, IsCa::ExplicitNoCa, vec![KeyUsagePurpose::DigitalSignature]);

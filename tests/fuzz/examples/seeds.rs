@@ -111,7 +111,13 @@ fn replies(out: &mut Out) {
     let ex = exchange();
     let receipt = receipt_for(&ex.envelope, "gpt-oss:20b", Some([5; 32]));
     let usage = Usage { prompt_tokens: 12, completion_tokens: 8, total_tokens: 20 };
-    let chat = ReplyPlaintext { reply: "Paris.".into(), model: "gpt-oss:20b".into(), usage, receipt: receipt.clone() };
+    let chat = ReplyPlaintext {
+        reply: "Paris.".into(),
+        model: "gpt-oss:20b".into(),
+        usage,
+        receipt: receipt.clone(),
+        served_by: None,
+    };
     let agent = AgentReplyPlaintext {
         reply: "SOL is $150.".into(),
         tool_calls: vec![ToolCall {
@@ -123,6 +129,7 @@ fn replies(out: &mut Out) {
         iterations: 2,
         model: "gpt-oss:20b".into(),
         receipt: receipt.clone(),
+        served_by: None,
     };
     let completion = ChatCompletion::new("Paris.".into(), "gpt-oss:20b", usage, receipt.clone(), 1_800_000_000);
     let plaintexts = [
