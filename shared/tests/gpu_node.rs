@@ -1,5 +1,5 @@
 //! A GPU node's whole attestation (`shared::gpu::node::verify`) on development evidence built
-//! the way an honest node agent builds it (`tests/src/gpu_node.rs`): a dev TDX quote of the
+//! the way an honest node agent builds it (`dev_gpu::node`): a dev TDX quote of the
 //! dev image binding the node's TLS key, the enclave's nonce and the GPU evidence digest, and
 //! the real H100 sample's report re-issued by a dev GPU for the derived GPU nonce. It proves
 //! that such evidence is accepted with the right verdict, and that each way a node can lie
@@ -9,12 +9,11 @@
 
 use std::collections::BTreeMap;
 
-use dev_gpu::{DevGpu, ReportChanges};
-use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
+use dev_gpu::DevGpu;
+use dev_gpu::node::{Answer, DevNode};
 use shared::attest::{Measurements, Policy, TrustRoot};
 use shared::gpu::node::{
-    GpuEvidence, MAX_GPUS, NodeError, NodeEvidence, NodePolicy, NodeVerdict, evidence_digest, gpu_nonce, report_data,
-    verify,
+    MAX_GPUS, NodeError, NodeEvidence, NodePolicy, NodeVerdict, evidence_digest, gpu_nonce, verify,
 };
 use shared::gpu::{DeviceRoot, Firmware, GpuError, GpuPolicy, Report, Verified};
 
@@ -31,104 +30,40 @@ const PIN: [u8; 32] = [0x9a; 32];
 const NONCE: [u8; 32] = [0x4e; 32];
 const OTHER: [u8; 32] = [0x5b; 32];
 
-/// How the node builds its answer; [`Make::honest`] is what the protocol says.
-#[derive(Clone, Copy)]
-struct Make {
-    gpus: usize,
-    /// The TLS key and nonce the quote binds.
-    quote_pin: [u8; 32],
-    quote_nonce: [u8; 32],
-    /// The nonce the GPU reports answer.
-    gpu_nonce: [u8; 32],
-    /// The GPU in devtools mode (SPDM block 5 differs).
-    devtools: Option<usize>,
-    mrtd: Option<[u8; 48]>,
+/// What the protocol says a node answers, with `gpus` GPUs.
+fn honest(gpus: usize) -> Answer {
+    Answer::honest(&PIN, &NONCE, gpus, OCSP_PRODUCED_AT)
 }
 
-impl Make {
-    fn honest(gpus: usize) -> Self {
-        Make {
-            gpus,
-            quote_pin: PIN,
-            quote_nonce: NONCE,
-            gpu_nonce: gpu_nonce(&PIN, &NONCE),
-            devtools: None,
-            mrtd: None,
-        }
-    }
+/// Eight devices under one development GPU root, as on one board, and the node's quote PKI.
+fn board() -> DevNode {
+    DevNode::new(&[0x4e; 32], &[0x47; 32], 8, read(TEMPLATE))
 }
 
-struct Node {
-    tdx: DevPki,
-    /// Eight devices under one development root, as on one board.
-    gpus: Vec<DevGpu>,
-    template: Vec<u8>,
-}
-
-impl Node {
-    fn new() -> Self {
-        let gpus = (0..8).map(|i| DevGpu::device(&[0x47; 32], i)).collect();
-        Node { tdx: DevPki::from_seed(&[0x4e; 32]), gpus, template: read(TEMPLATE) }
-    }
-
-    /// Device `i`'s report for `nonce`.
-    fn report(&self, i: usize, nonce: &[u8; 32], flip: Option<u8>) -> Vec<u8> {
-        self.gpus[i].report(&self.template, nonce, &ReportChanges { flip_measurement: flip }).unwrap()
-    }
-
-    fn evidence(&self, m: Make) -> NodeEvidence {
-        let chains: Vec<String> = self.gpus.iter().map(DevGpu::certificate_chain_pem).collect();
-        let reports: Vec<Vec<u8>> =
-            (0..m.gpus).map(|i| self.report(i, &m.gpu_nonce, (m.devtools == Some(i)).then_some(5))).collect();
-        let digest = evidence_digest(reports.iter().zip(&chains).map(|(r, c)| (r.as_slice(), c.as_bytes())));
-        let image = measurements();
-        let td = TdReport {
-            mr_td: m.mrtd.unwrap_or(image.images[0].mrtd),
-            rtmr: [image.rtmr0[0].value, image.images[0].rtmr1, image.images[0].rtmr2, [0; 48]],
-            report_data: report_data(&m.quote_pin, &m.quote_nonce, &digest),
-            ..TdReport::default()
-        };
-        let gpus = reports
-            .iter()
-            .zip(&self.gpus)
-            .zip(chains)
-            .map(|((r, device), certificate_chain)| GpuEvidence {
-                report: shared::b64::encode(r),
-                certificate_chain,
-                ocsp: device.ocsp(OCSP_PRODUCED_AT).iter().map(shared::b64::encode).collect(),
-            })
-            .collect();
-        NodeEvidence {
-            quote: hex::encode(self.tdx.quote(&td, QuoteVersion::V4)),
-            collateral: String::from_utf8(self.tdx.collateral(&CollateralOptions::default())).unwrap(),
-            gpus,
-        }
-    }
-
-    /// The dev image under the dev TDX root, the H100 sample's firmware with every measurement
-    /// of the template pinned (RIM index = SPDM block index − 1) under the dev GPU root.
-    fn policy(&self, gpus: usize) -> NodePolicy {
-        let parsed = Report::parse(&self.template).unwrap();
-        let measurements: BTreeMap<u8, Vec<String>> =
-            parsed.measurements.iter().map(|m| (m.index - 1, vec![hex::encode(&m.value)])).collect();
-        let firmware = Firmware {
-            driver: "550.90.07".into(),
-            vbios: "96.00.9F.00.01".into(),
-            project: "1010".into(),
-            project_sku: "0200".into(),
-            chip_sku: "882".into(),
-            measurements,
-            rims: vec![],
-        };
-        NodePolicy {
-            tdx: Policy::new(TrustRoot::Dev(self.tdx.root_cert_der()), self::measurements()),
-            gpu: GpuPolicy {
-                firmware: vec![firmware],
-                max_ocsp_age_secs: 86_400,
-                device_root: DeviceRoot::Dev(self.gpus[0].root_spki_sha256()),
-            },
-            gpus,
-        }
+/// The dev image under the dev TDX root, the H100 sample's firmware with every measurement
+/// of the template pinned (RIM index = SPDM block index − 1) under the dev GPU root.
+fn policy(node: &DevNode, gpus: usize) -> NodePolicy {
+    let template = read(TEMPLATE);
+    let parsed = Report::parse(&template).unwrap();
+    let measurements: BTreeMap<u8, Vec<String>> =
+        parsed.measurements.iter().map(|m| (m.index - 1, vec![hex::encode(&m.value)])).collect();
+    let firmware = Firmware {
+        driver: "550.90.07".into(),
+        vbios: "96.00.9F.00.01".into(),
+        project: "1010".into(),
+        project_sku: "0200".into(),
+        chip_sku: "882".into(),
+        measurements,
+        rims: vec![],
+    };
+    NodePolicy {
+        tdx: Policy::new(TrustRoot::Dev(node.tdx.root_cert_der()), self::measurements()),
+        gpu: GpuPolicy {
+            firmware: vec![firmware],
+            max_ocsp_age_secs: 86_400,
+            device_root: DeviceRoot::Dev(node.gpus[0].root_spki_sha256()),
+        },
+        gpus,
     }
 }
 
@@ -151,10 +86,10 @@ fn quote_refused(reason: &str) -> Result<NodeVerdict, NodeError> {
 
 #[test]
 fn honest_evidence_with_one_and_eight_gpus_is_accepted() {
-    let node = Node::new();
+    let node = board();
     for gpus in [1, 8] {
-        let evidence = node.evidence(Make::honest(gpus));
-        let verdict = check(&evidence, &node.policy(gpus)).unwrap();
+        let evidence = node.evidence(&measurements(), &honest(gpus));
+        let verdict = check(&evidence, &policy(&node, gpus)).unwrap();
         let reports: Vec<Vec<u8>> = evidence.gpus.iter().map(|g| shared::b64::decode(&g.report).unwrap()).collect();
         let chains: Vec<&str> = evidence.gpus.iter().map(|g| g.certificate_chain.as_str()).collect();
         let digest = evidence_digest(reports.iter().zip(&chains).map(|(r, c)| (r.as_slice(), c.as_bytes())));
@@ -182,90 +117,94 @@ fn honest_evidence_with_one_and_eight_gpus_is_accepted() {
 fn one_gpu_shown_twice_does_not_count_as_two() {
     // One genuine GPU's evidence repeated, correctly bound, would otherwise stand for GPUs in
     // devtools mode that never answered.
-    let node = Node::new();
-    let mut copied = Node::new();
+    let node = board();
+    let mut copied = board();
     copied.gpus = vec![DevGpu::device(&[0x47; 32], 0), DevGpu::device(&[0x47; 32], 1), DevGpu::device(&[0x47; 32], 0)];
-    assert!(check(&node.evidence(Make::honest(3)), &node.policy(3)).is_ok());
-    assert_eq!(check(&copied.evidence(Make::honest(3)), &node.policy(3)), Err(NodeError::SameDevice { index: 2 }));
+    assert!(check(&node.evidence(&measurements(), &honest(3)), &policy(&node, 3)).is_ok());
+    assert_eq!(
+        check(&copied.evidence(&measurements(), &honest(3)), &policy(&node, 3)),
+        Err(NodeError::SameDevice { index: 2 })
+    );
 }
 
 #[test]
 fn a_quote_binding_another_tls_key_is_refused() {
-    let node = Node::new();
+    let node = board();
     // The quote is another node's; the GPU reports answer this node's nonce.
-    let evidence = node.evidence(Make { quote_pin: OTHER, ..Make::honest(1) });
-    assert_eq!(check(&evidence, &node.policy(1)), quote_refused("binding_mismatch"));
+    let evidence = node.evidence(&measurements(), &Answer { quote_pin: OTHER, ..honest(1) });
+    assert_eq!(check(&evidence, &policy(&node, 1)), quote_refused("binding_mismatch"));
     // All of it made for another node: the pinned key is not the one it binds.
-    let other = node.evidence(Make { quote_pin: OTHER, gpu_nonce: gpu_nonce(&OTHER, &NONCE), ..Make::honest(1) });
-    assert_eq!(check(&other, &node.policy(1)), quote_refused("binding_mismatch"));
+    let other =
+        node.evidence(&measurements(), &Answer { quote_pin: OTHER, gpu_nonce: gpu_nonce(&OTHER, &NONCE), ..honest(1) });
+    assert_eq!(check(&other, &policy(&node, 1)), quote_refused("binding_mismatch"));
 }
 
 #[test]
 fn evidence_answering_another_nonce_is_refused() {
-    let node = Node::new();
-    let earlier = Make { quote_nonce: OTHER, gpu_nonce: gpu_nonce(&PIN, &OTHER), ..Make::honest(1) };
-    assert_eq!(check(&node.evidence(earlier), &node.policy(1)), quote_refused("binding_mismatch"));
+    let node = board();
+    let earlier = Answer { quote_nonce: OTHER, gpu_nonce: gpu_nonce(&PIN, &OTHER), ..honest(1) };
+    assert_eq!(check(&node.evidence(&measurements(), &earlier), &policy(&node, 1)), quote_refused("binding_mismatch"));
 }
 
 #[test]
 fn gpu_reports_replayed_inside_a_fresh_quote_are_refused() {
-    let node = Node::new();
+    let node = board();
     for stale in [gpu_nonce(&PIN, &OTHER), gpu_nonce(&OTHER, &NONCE), NONCE] {
-        let evidence = node.evidence(Make { gpu_nonce: stale, ..Make::honest(1) });
-        assert_eq!(check(&evidence, &node.policy(1)), Err(NodeError::Gpu { index: 0, error: GpuError::Nonce }));
+        let evidence = node.evidence(&measurements(), &Answer { gpu_nonce: stale, ..honest(1) });
+        assert_eq!(check(&evidence, &policy(&node, 1)), Err(NodeError::Gpu { index: 0, error: GpuError::Nonce }));
     }
 }
 
 #[test]
 fn a_gpu_report_swapped_after_the_quote_was_made_is_refused() {
-    let node = Node::new();
-    let policy = node.policy(8);
+    let node = board();
+    let policy = policy(&node, 8);
     // Another genuine, fresh report, the same reports reordered, one dropped: the digest differs.
-    let mut swapped = node.evidence(Make::honest(8));
+    let mut swapped = node.evidence(&measurements(), &honest(8));
     swapped.gpus[5].report = shared::b64::encode(node.report(5, &gpu_nonce(&PIN, &NONCE), Some(5)));
     assert_eq!(check(&swapped, &policy), quote_refused("binding_mismatch"));
-    let mut reordered = node.evidence(Make { devtools: Some(0), ..Make::honest(8) });
+    let mut reordered = node.evidence(&measurements(), &Answer { devtools: Some(0), ..honest(8) });
     reordered.gpus.swap(0, 7);
     assert_eq!(check(&reordered, &policy), quote_refused("binding_mismatch"));
-    let mut dropped = node.evidence(Make::honest(8));
+    let mut dropped = node.evidence(&measurements(), &honest(8));
     dropped.gpus.pop();
     assert_eq!(check(&dropped, &policy), quote_refused("binding_mismatch"));
 }
 
 #[test]
 fn a_gpu_in_devtools_mode_is_refused_at_its_index() {
-    let node = Node::new();
+    let node = board();
     let mismatch = GpuError::MeasurementMismatch { index: 4 };
-    let one = node.evidence(Make { devtools: Some(0), ..Make::honest(1) });
-    assert_eq!(check(&one, &node.policy(1)), Err(NodeError::Gpu { index: 0, error: mismatch.clone() }));
-    let eight = node.evidence(Make { devtools: Some(3), ..Make::honest(8) });
-    assert_eq!(check(&eight, &node.policy(8)), Err(NodeError::Gpu { index: 3, error: mismatch }));
+    let one = node.evidence(&measurements(), &Answer { devtools: Some(0), ..honest(1) });
+    assert_eq!(check(&one, &policy(&node, 1)), Err(NodeError::Gpu { index: 0, error: mismatch.clone() }));
+    let eight = node.evidence(&measurements(), &Answer { devtools: Some(3), ..honest(8) });
+    assert_eq!(check(&eight, &policy(&node, 8)), Err(NodeError::Gpu { index: 3, error: mismatch }));
 }
 
 #[test]
 fn fewer_or_more_gpus_than_the_policy_wants_are_refused() {
-    let node = Node::new();
+    let node = board();
     let count = |expected, got| Err(NodeError::GpuCount { expected, got });
-    assert_eq!(check(&node.evidence(Make::honest(1)), &node.policy(8)), count(8, 1));
-    assert_eq!(check(&node.evidence(Make::honest(0)), &node.policy(1)), count(1, 0));
-    assert_eq!(check(&node.evidence(Make::honest(8)), &node.policy(1)), count(1, 8), "nor more");
+    assert_eq!(check(&node.evidence(&measurements(), &honest(1)), &policy(&node, 8)), count(8, 1));
+    assert_eq!(check(&node.evidence(&measurements(), &honest(0)), &policy(&node, 1)), count(1, 0));
+    assert_eq!(check(&node.evidence(&measurements(), &honest(8)), &policy(&node, 1)), count(1, 8), "nor more");
 }
 
 #[test]
 fn another_node_image_is_refused() {
-    let node = Node::new();
-    let evidence = node.evidence(Make { mrtd: Some([0xee; 48]), ..Make::honest(1) });
-    assert_eq!(check(&evidence, &node.policy(1)), quote_refused("mrtd_unknown"));
+    let node = board();
+    let evidence = node.evidence(&measurements(), &Answer { mrtd: Some([0xee; 48]), ..honest(1) });
+    assert_eq!(check(&evidence, &policy(&node, 1)), quote_refused("mrtd_unknown"));
 }
 
 #[test]
 fn untrusted_dev_roots_are_refused() {
-    let node = Node::new();
-    let evidence = node.evidence(Make::honest(1));
-    let mut intel = node.policy(1);
+    let node = board();
+    let evidence = node.evidence(&measurements(), &honest(1));
+    let mut intel = policy(&node, 1);
     intel.tdx.root = TrustRoot::Intel;
     assert_eq!(check(&evidence, &intel), quote_refused("untrusted_root"));
-    let mut nvidia = node.policy(1);
+    let mut nvidia = policy(&node, 1);
     nvidia.gpu.device_root = DeviceRoot::Nvidia;
     assert_eq!(
         check(&evidence, &nvidia),
@@ -275,9 +214,9 @@ fn untrusted_dev_roots_are_refused() {
 
 #[test]
 fn malformed_evidence_is_refused() {
-    let node = Node::new();
-    let policy = node.policy(1);
-    let honest = node.evidence(Make::honest(1));
+    let node = board();
+    let policy = policy(&node, 1);
+    let honest = node.evidence(&measurements(), &honest(1));
     let malformed = |reason| Err(NodeError::Malformed(reason));
     let mut e = honest.clone();
     e.quote.replace_range(..2, "zz");
@@ -298,7 +237,7 @@ fn malformed_evidence_is_refused() {
 
 #[test]
 fn node_evidence_json_refuses_unknown_fields() {
-    let honest = Node::new().evidence(Make::honest(1));
+    let honest = board().evidence(&measurements(), &honest(1));
     let json = serde_json::to_value(&honest).unwrap();
     assert_eq!(serde_json::from_value::<NodeEvidence>(json.clone()).unwrap(), honest);
     let mut extra = json.clone();

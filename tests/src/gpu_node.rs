@@ -15,9 +15,8 @@ use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use dev_gpu::{DevGpu, ReportChanges};
-use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
-use shared::gpu::node::{GpuEvidence, NodeEvidence, evidence_digest, gpu_nonce, report_data};
+use dev_gpu::node::{Answer, DevNode};
+use shared::gpu::node::gpu_nonce;
 
 /// The node's development PKIs' seeds.
 const TDX_SEED: [u8; 32] = [0x4e; 32];
@@ -54,10 +53,8 @@ struct Node {
     behaviour: Behaviour,
     pin: [u8; 32],
     upstream: String,
-    tdx: DevPki,
-    /// One development device per GPU, under one development root.
-    gpus: Vec<DevGpu>,
-    template: Vec<u8>,
+    /// The node's quote PKI and its GPUs (one development device each, under one root).
+    board: DevNode,
     received: Arc<Mutex<Vec<u8>>>,
     attestations: Arc<Mutex<usize>>,
 }
@@ -100,9 +97,7 @@ impl GpuNodeStandin {
             behaviour,
             pin,
             upstream: upstream.trim_end_matches('/').to_string(),
-            tdx: DevPki::from_seed(&TDX_SEED),
-            gpus: (0..gpus).map(|i| DevGpu::device(&GPU_SEED, i)).collect(),
-            template: std::fs::read(H100_TEMPLATE).unwrap(),
+            board: DevNode::new(&TDX_SEED, &GPU_SEED, gpus, std::fs::read(H100_TEMPLATE).unwrap()),
             received: received.clone(),
             attestations: attestations.clone(),
         });
@@ -138,16 +133,14 @@ impl GpuNodeStandin {
     /// The enclave configuration's `gpuNodes` entry for this node: the dev placeholder
     /// measurements for its image, the development roots, and `gpu` (from `svc gpu-reference`).
     pub fn enclave_entry(&self, gpus: usize, gpu_policy: &serde_json::Value) -> serde_json::Value {
+        let (tdx_root, gpu_root) = DevNode::new(&TDX_SEED, &GPU_SEED, 1, Vec::new()).dev_roots();
         let measurements: serde_json::Value = serde_json::to_value(crate::dev_measurements()).unwrap();
         serde_json::json!({
             "tlsPinSha256": hex::encode(self.pin),
             "measurements": measurements,
             "gpus": gpus,
             "gpu": gpu_policy,
-            "devRoots": {
-                "tdxRootDer": hex::encode(DevPki::from_seed(&TDX_SEED).root_cert_der()),
-                "gpuRootSpkiSha256": hex::encode(DevGpu::from_seed(&GPU_SEED).root_spki_sha256()),
-            },
+            "devRoots": {"tdxRootDer": hex::encode(tdx_root), "gpuRootSpkiSha256": hex::encode(gpu_root)},
         })
     }
 }
@@ -162,38 +155,16 @@ async fn attest(State(node): State<Arc<Node>>, Query(q): Query<AttestQuery>) -> 
         return (StatusCode::BAD_REQUEST, "nonce must be 64 hex").into_response();
     };
     *node.attestations.lock().unwrap() += 1;
-    let asked_for = match node.behaviour {
-        Behaviour::ReplayedGpuEvidence => gpu_nonce(&node.pin, &[0; 32]),
-        _ => gpu_nonce(&node.pin, &nonce),
-    };
-    // In devtools mode the last GPU shows one measurement changed.
-    let devtools = (node.behaviour == Behaviour::Devtools).then(|| node.gpus.len() - 1);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let mut reports = Vec::new();
-    let mut gpus = Vec::new();
-    for (i, device) in node.gpus.iter().enumerate() {
-        let changes = ReportChanges { flip_measurement: (devtools == Some(i)).then_some(5) };
-        let report = device.report(&node.template, &asked_for, &changes).unwrap();
-        gpus.push(GpuEvidence {
-            report: shared::b64::encode(&report),
-            certificate_chain: device.certificate_chain_pem(),
-            ocsp: device.ocsp(now - 60).iter().map(shared::b64::encode).collect(),
-        });
-        reports.push(report);
+    let gpus = node.board.gpus.len();
+    let mut answer = Answer::honest(&node.pin, &nonce, gpus, now - 60);
+    match node.behaviour {
+        Behaviour::Honest => {}
+        Behaviour::ReplayedGpuEvidence => answer.gpu_nonce = gpu_nonce(&node.pin, &[0; 32]),
+        Behaviour::Devtools => answer.devtools = Some(gpus - 1),
     }
-    let digest =
-        evidence_digest(reports.iter().zip(&gpus).map(|(r, g)| (r.as_slice(), g.certificate_chain.as_bytes())));
     // The node image's measurements: the published development placeholders.
-    let image = crate::dev_measurements();
-    let td = TdReport {
-        mr_td: image.images[0].mrtd,
-        rtmr: [image.rtmr0[0].value, image.images[0].rtmr1, image.images[0].rtmr2, [0; 48]],
-        report_data: report_data(&node.pin, &nonce, &digest),
-        ..TdReport::default()
-    };
-    let quote = node.tdx.quote(&td, QuoteVersion::V4);
-    let collateral = String::from_utf8(node.tdx.collateral(&CollateralOptions::default())).unwrap();
-    axum::Json(NodeEvidence { quote: hex::encode(quote), collateral, gpus }).into_response()
+    axum::Json(node.board.evidence(&crate::dev_measurements(), &answer)).into_response()
 }
 
 /// Records the request and forwards it to the real model server.

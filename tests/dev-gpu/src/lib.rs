@@ -12,6 +12,8 @@
 //! OCSP answers (keys derived from the seed, RFC 6979 signatures, fixed serials and dates).
 
 mod der;
+#[cfg(feature = "node")]
+pub mod node;
 mod ocsp;
 mod pki;
 mod report;
