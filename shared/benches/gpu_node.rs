@@ -5,14 +5,13 @@
 //! quote). Cold: a new signature cache; warm: the cache of the previous run, so each GPU costs
 //! its report's signature and each node its quote.
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dev_gpu::node::{Answer, DevNode};
 use shared::attest::{Measurements, Policy, TrustRoot};
 use shared::gpu::node::{NodePolicy, verify};
-use shared::gpu::{DeviceRoot, Firmware, GpuPolicy, Report, Verified};
+use shared::gpu::{DeviceRoot, GpuPolicy, Verified};
 
 const TEMPLATE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -23,20 +22,8 @@ const NOW: u64 = 1_800_000_000;
 const PIN: [u8; 32] = [0x9a; 32];
 const NONCE: [u8; 32] = [0x4e; 32];
 
-fn policy(board: &DevNode, template: &[u8], image: &Measurements, gpus: usize) -> NodePolicy {
-    let parsed = Report::parse(template).unwrap();
-    let measurements: BTreeMap<u8, Vec<String>> =
-        parsed.measurements.iter().map(|m| (m.index - 1, vec![hex::encode(&m.value)])).collect();
-    let o = &parsed.opaque;
-    let firmware = Firmware {
-        driver: o.driver.clone(),
-        vbios: o.vbios.clone(),
-        project: o.project.clone(),
-        project_sku: o.project_sku.clone(),
-        chip_sku: o.chip_sku.clone(),
-        measurements,
-        rims: vec![],
-    };
+fn policy(board: &DevNode, image: &Measurements, gpus: usize) -> NodePolicy {
+    let firmware = board.firmware();
     let (tdx_root, gpu_root) = board.dev_roots();
     NodePolicy {
         tdx: Policy::new(TrustRoot::Dev(tdx_root), image.clone()),
@@ -48,10 +35,10 @@ fn policy(board: &DevNode, template: &[u8], image: &Measurements, gpus: usize) -
 fn bench(c: &mut Criterion) {
     let template = std::fs::read(TEMPLATE).unwrap();
     let image = Measurements::from_json(&std::fs::read_to_string(DEV_MEASUREMENTS).unwrap()).unwrap();
-    let board = DevNode::new(&[0x4e; 32], &[0x47; 32], 8, template.clone());
+    let board = DevNode::new(&[0x4e; 32], &[0x47; 32], 8, template);
     for gpus in [1, 8] {
         let evidence = board.evidence(&image, &Answer::honest(&PIN, &NONCE, gpus, NOW - 60));
-        let policy = policy(&board, &template, &image, gpus);
+        let policy = policy(&board, &image, gpus);
         c.bench_function(&format!("gpu node: quote + {gpus} GPU(s), cold"), |b| {
             b.iter(|| verify(black_box(&evidence), &PIN, &NONCE, &policy, NOW, &Verified::default()).is_ok())
         });

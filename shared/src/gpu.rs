@@ -25,6 +25,8 @@ pub mod ocsp;
 pub mod policy;
 mod tlv;
 
+/// What a verified GPU runs (a wire type: the attestation document and `svc attest` show it).
+pub use crate::wire::GpuVerdict;
 pub use cache::Verified;
 pub use evidence::Report;
 pub use policy::{Firmware, GpuPolicy};
@@ -91,23 +93,6 @@ pub struct Evidence<'a> {
     pub certificate_chain: &'a [u8],
     /// DER `OCSPResponse`s for the chain's intermediate certificates.
     pub ocsp: &'a [Vec<u8>],
-}
-
-/// What a verified GPU runs, for the attestation document and `svc attest`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GpuVerdict {
-    /// The device: SHA-256 (hex) of its leaf certificate's public key, its own per GPU.
-    pub device: String,
-    pub driver: String,
-    pub vbios: String,
-    /// `project-projectSku-chipSku`, e.g. `1010-0200-882`.
-    pub board: String,
-    /// The firmware id (hex) the report and the leaf certificate share.
-    pub fwid: String,
-    /// Golden measurements compared and equal.
-    pub measurements_matched: usize,
-    /// The oldest stapled OCSP response's `producedAt` (Unix seconds).
-    pub ocsp_produced_at: u64,
 }
 
 /// A report that is genuine and fresh: parsed, from the firmware the leaf certificate names

@@ -97,7 +97,7 @@ impl ServedBy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::GpuSummary;
+    use crate::wire::GpuVerdict;
 
     fn receipt(key: &SigningKey) -> Receipt {
         let body = crate::receipt::ReceiptBody {
@@ -117,7 +117,7 @@ mod tests {
     }
 
     fn verdict() -> NodeVerdict {
-        let gpu = GpuSummary {
+        let gpu = GpuVerdict {
             device: "ef".repeat(32),
             driver: "550.90.07".into(),
             vbios: "96.00.9F.00.01".into(),

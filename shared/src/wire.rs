@@ -103,22 +103,26 @@ pub struct NodeVerdict {
     pub tcb_status: Option<String>,
     /// `nvidia` or `dev:…`: whose root vouched for the GPUs.
     pub device_root: String,
-    pub gpus: Vec<GpuSummary>,
+    pub gpus: Vec<GpuVerdict>,
     pub verified_at: u64,
 }
 
-/// One verified GPU, as the verdict shows it.
+/// What a verified GPU runs (`shared::gpu::verify`), as the attestation document shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct GpuSummary {
-    /// SHA-256 (hex) of the GPU's leaf certificate key: which device answered.
+pub struct GpuVerdict {
+    /// The device: SHA-256 (hex) of its leaf certificate's public key, its own per GPU.
     pub device: String,
     pub driver: String,
     pub vbios: String,
+    /// `project-projectSku-chipSku`, e.g. `1010-0200-882`.
     pub board: String,
+    /// The firmware id (hex) the report and the leaf certificate share.
     pub fwid: String,
+    /// Golden measurements compared and equal.
     pub measurements_matched: usize,
+    /// The oldest stapled OCSP response's `producedAt` (Unix seconds).
     pub ocsp_produced_at: u64,
 }
 

@@ -7,15 +7,13 @@
 //! another image, untrusted roots, malformed input) is refused for its own exact reason.
 #![cfg(feature = "gpu-node")]
 
-use std::collections::BTreeMap;
-
 use dev_gpu::DevGpu;
 use dev_gpu::node::{Answer, DevNode};
 use shared::attest::{Measurements, Policy, TrustRoot};
 use shared::gpu::node::{
     MAX_GPUS, NodeError, NodeEvidence, NodePolicy, NodeVerdict, evidence_digest, gpu_nonce, verify,
 };
-use shared::gpu::{DeviceRoot, Firmware, GpuError, GpuPolicy, Report, Verified};
+use shared::gpu::{DeviceRoot, GpuError, GpuPolicy, Verified};
 
 const TEMPLATE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -43,19 +41,9 @@ fn board() -> DevNode {
 /// The dev image under the dev TDX root, the H100 sample's firmware with every measurement
 /// of the template pinned (RIM index = SPDM block index − 1) under the dev GPU root.
 fn policy(node: &DevNode, gpus: usize) -> NodePolicy {
-    let template = read(TEMPLATE);
-    let parsed = Report::parse(&template).unwrap();
-    let measurements: BTreeMap<u8, Vec<String>> =
-        parsed.measurements.iter().map(|m| (m.index - 1, vec![hex::encode(&m.value)])).collect();
-    let firmware = Firmware {
-        driver: "550.90.07".into(),
-        vbios: "96.00.9F.00.01".into(),
-        project: "1010".into(),
-        project_sku: "0200".into(),
-        chip_sku: "882".into(),
-        measurements,
-        rims: vec![],
-    };
+    // The H100 sample's firmware (550.90.07, 96.00.9F.00.01, 1010-0200-882) with every
+    // measurement of the template pinned.
+    let firmware = node.firmware();
     NodePolicy {
         tdx: Policy::new(TrustRoot::Dev(node.tdx.root_cert_der()), self::measurements()),
         gpu: GpuPolicy {

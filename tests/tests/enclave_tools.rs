@@ -43,7 +43,9 @@ fn assert_five_tools(bytes: &[u8], what: &str) {
 }
 
 /// The enclave's own dependency graph (image features: none) holds no relay-only tools, no
-/// development quote PKI, no storage and no client verification stack.
+/// development PKIs, no storage and no client code. It does hold dcap-qvl (and its p256), for
+/// one reason: a GPU node's quote is checked before the node sees a prompt (issue 28), with the
+/// same verifier the clients use.
 #[test]
 fn the_enclave_depends_on_nothing_of_the_relay_or_the_tests() {
     let out = std::process::Command::new(env!("CARGO"))
@@ -55,7 +57,7 @@ fn the_enclave_depends_on_nothing_of_the_relay_or_the_tests() {
     let tree = String::from_utf8(out.stdout).unwrap();
     let crates: Vec<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
     assert!(crates.contains(&"agent") && crates.contains(&"shared"), "{tree}");
-    for forbidden in ["relay-tools", "relay", "dev-quote", "rcgen", "p256", "sqlx", "dcap-qvl", "standins", "client"] {
+    for forbidden in ["relay-tools", "relay", "dev-quote", "dev-gpu", "rcgen", "sqlx", "standins", "client"] {
         assert!(!crates.contains(&forbidden), "`{forbidden}` is in the enclave's dependency graph");
     }
 }
@@ -89,8 +91,12 @@ fn the_enclave_offers_the_five_in_contract_order() {
 ///   enclave's own quote, a managed session's SOL returned to the pool (issue 24: 8,403);
 /// - +510: Jupiter routes (issue 27): the Swap API v2 `/build` client, the v0 compiler with
 ///   lookup tables that keeps checked keys static, the route instruction's fixed-offset
-///   decoder, and the rule set with a named refusal per rule (issue 27: 8,926).
-const MAX_ENCLAVE_LINES: usize = 3_500 + 600 + 2_400 + 1_000 + 250 + 550 + 120 + 510;
+///   decoder, and the rule set with a named refusal per rule (issue 27: 8,926);
+/// - +1,770: GPU nodes prove themselves before they see a prompt (issue 28): the clients' quote
+///   verifier (`shared::attest`, 679) for the node's quote, NVIDIA GPU evidence (`shared::gpu`,
+///   633), the node binding (128), the enclave's gate (114), the served-by statement (69) and
+///   the wiring (issue 28: 10,686).
+const MAX_ENCLAVE_LINES: usize = 3_500 + 600 + 2_400 + 1_000 + 250 + 550 + 120 + 510 + 1_770;
 
 /// Counts the lines of our code compiled into the image's enclave: every workspace source file
 /// the image build's dep-info for the binary names, without blank lines, comments and test
@@ -124,7 +130,7 @@ fn the_enclave_is_small() {
 }
 
 /// Features the image's enclave does not enable: items gated by them are not compiled in.
-const OFF_FEATURES: [&str; 7] = ["sender", "ledger", "verify", "measure", "dev-quotes", "swap-client", "send"];
+const OFF_FEATURES: [&str; 6] = ["sender", "ledger", "measure", "dev-quotes", "swap-client", "send"];
 
 /// Lines that are not blank and not comments, without items gated by a feature the image does
 /// not enable, and up to a test module (`#[cfg(test)] mod … {`, which comes last in our files;

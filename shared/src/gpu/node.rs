@@ -15,9 +15,9 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256, Sha512};
 
-use super::{Evidence, GpuError, GpuPolicy, GpuVerdict, Verified};
+use super::{Evidence, GpuError, GpuPolicy, Verified};
 use crate::attest::{self, Binding, Collateral, Verdict};
-pub use crate::wire::{GpuSummary, NodeVerdict};
+pub use crate::wire::NodeVerdict;
 
 const GPU_NONCE_DOMAIN: &[u8] = b"svc-gpu-nonce-v1\0";
 const NODE_BINDING_DOMAIN: &[u8] = b"svc-gpu-node-v1\0";
@@ -87,20 +87,6 @@ pub struct NodePolicy {
     pub gpus: usize,
 }
 
-impl From<GpuVerdict> for GpuSummary {
-    fn from(v: GpuVerdict) -> Self {
-        GpuSummary {
-            device: v.device,
-            driver: v.driver,
-            vbios: v.vbios,
-            board: v.board,
-            fwid: v.fwid,
-            measurements_matched: v.measurements_matched,
-            ocsp_produced_at: v.ocsp_produced_at,
-        }
-    }
-}
-
 /// Why a node is refused; the enclave answers `502 gpu_not_attested` with this as the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NodeError {
@@ -166,7 +152,6 @@ pub fn verify(
         .map(|(index, (report, chain, ocsp))| {
             let evidence = Evidence { report, certificate_chain: chain, ocsp };
             super::verify(&evidence, &gpu_nonce, &policy.gpu, now, cache)
-                .map(GpuSummary::from)
                 .map_err(|error| NodeError::Gpu { index, error })
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -6,6 +6,7 @@
 use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
 use shared::attest::Measurements;
 use shared::gpu::node::{GpuEvidence, NodeEvidence, evidence_digest, gpu_nonce, report_data};
+use shared::gpu::{Firmware, Report};
 
 use super::{DevGpu, ReportChanges};
 
@@ -96,6 +97,22 @@ impl DevNode {
             collateral: String::from_utf8(self.tdx.collateral(&CollateralOptions::default()))
                 .expect("dev collateral is JSON"),
             gpus,
+        }
+    }
+
+    /// The firmware every GPU of this node runs, with every measurement of the template pinned
+    /// (RIM index = SPDM block − 1): the golden values a verifier's policy holds for it.
+    pub fn firmware(&self) -> Firmware {
+        let report = Report::parse(&self.template).expect("the template parses");
+        let o = &report.opaque;
+        Firmware {
+            driver: o.driver.clone(),
+            vbios: o.vbios.clone(),
+            project: o.project.clone(),
+            project_sku: o.project_sku.clone(),
+            chip_sku: o.chip_sku.clone(),
+            measurements: report.measurements.iter().map(|m| (m.index - 1, vec![hex::encode(&m.value)])).collect(),
+            rims: vec![],
         }
     }
 

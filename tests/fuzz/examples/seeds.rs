@@ -487,6 +487,17 @@ fn gpu(out: &mut Out) {
     out.put("gpu_evidence", "chain", [&[1u8][..], &chain].concat());
     let len = |b: &[u8]| u16::try_from(b.len()).expect("short").to_le_bytes();
     out.put("gpu_evidence", "all", [&[2u8][..], &len(&report), &report, &len(&chain), &chain, &ocsp].concat());
+    // A node's answer (mode 3): a real Intel quote with its collateral, and the H100 evidence.
+    let node = shared::gpu::node::NodeEvidence {
+        quote: hex::encode(sample("tdx_quote")),
+        collateral: String::from_utf8(sample("tdx_quote_collateral.json")).expect("JSON"),
+        gpus: vec![shared::gpu::node::GpuEvidence {
+            report: shared::b64::encode(&report),
+            certificate_chain: String::from_utf8(chain).expect("PEM"),
+            ocsp: vec![shared::b64::encode(&ocsp)],
+        }],
+    };
+    out.put("gpu_evidence", "node", [&[3u8][..], &serde_json::to_vec(&node).expect("JSON")].concat());
 }
 
 fn main() {

@@ -1,18 +1,21 @@
 //! NVIDIA GPU evidence (`shared::gpu`), which a GPU node hands the enclave: the SPDM report
 //! parser is exact (what it signs is the input less the signature) and never panics; nor do the
-//! certificate chain and OCSP readers on whatever they are given.
+//! certificate chain and OCSP readers on whatever they are given, nor a whole node's answer to
+//! `/attest` (`shared::gpu::node`: JSON, hex, base64, collateral, quote, then every GPU).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use shared::gpu::chain::{NVIDIA_DEVICE_ROOT_SPKI_SHA256, verify};
-use shared::gpu::{DeviceRoot, Evidence, Report, Verified, authenticate};
+use shared::attest::{Measurements, Policy, TrustRoot};
+use shared::gpu::node::{self, NodeEvidence, NodePolicy};
+use shared::gpu::{DeviceRoot, Evidence, GpuPolicy, Report, Verified, authenticate};
 
 /// 2025-08-21T12:00:00Z, the samples' verification day.
 const NOW: u64 = 1_755_777_600;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };
-    match mode % 3 {
+    match mode % 4 {
         // The report alone.
         0 => {
             if let Ok(report) = Report::parse(rest) {
@@ -25,6 +28,26 @@ fuzz_target!(|data: &[u8]| {
         // A certificate chain.
         1 => {
             let _ = verify(rest, &NVIDIA_DEVICE_ROOT_SPKI_SHA256, NOW, &Verified::default());
+        }
+        // A node's answer, JSON.
+        3 => {
+            if let Ok(evidence) = serde_json::from_slice::<NodeEvidence>(rest) {
+                let image = Measurements {
+                    schema_version: 1,
+                    images: vec![],
+                    rtmr0: vec![],
+                    mr_config_id: None,
+                    mr_owner: None,
+                    mr_owner_config: None,
+                    min_tcb_evaluation_data_number: None,
+                };
+                let policy = NodePolicy {
+                    tdx: Policy::new(TrustRoot::Intel, image),
+                    gpu: GpuPolicy { firmware: vec![], max_ocsp_age_secs: 86_400, device_root: DeviceRoot::Nvidia },
+                    gpus: 1,
+                };
+                let _ = node::verify(&evidence, &[0; 32], &[0; 32], &policy, NOW, &Verified::default());
+            }
         }
         // `report length u16 LE ‖ report ‖ chain length u16 LE ‖ chain ‖ one OCSP answer`: the
         // whole report check, and the OCSP answer against the chain when the chain verifies.
