@@ -66,7 +66,7 @@ pub struct SealedChatCompletion {
               (status = 400, description = "`bad_request` without `encryptedPrompt` or `model`; `invalid_envelope`; `decrypt_failed`", body = ErrorBody),
               (status = 401, body = ErrorBody), (status = 402, description = "`insufficient_balance`", body = ErrorBody),
               (status = 501, description = "`gpu_not_configured`", body = ErrorBody),
-              (status = 502, description = "`tee_unreachable`, `model_error`", body = ErrorBody),
+              (status = 502, description = "`tee_unreachable`, `model_error`, `gpu_not_attested`", body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn handle(
     State(app): State<App>,

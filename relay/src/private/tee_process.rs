@@ -22,7 +22,7 @@ use crate::state::App;
               (status = 401, body = ErrorBody), (status = 402, description = "`insufficient_balance`", body = ErrorBody),
               (status = 409, description = "`replay_detected`", body = ErrorBody),
               (status = 501, description = "`gpu_not_configured`", body = ErrorBody),
-              (status = 502, description = "`tee_unreachable`, `model_error`", body = ErrorBody),
+              (status = 502, description = "`tee_unreachable`, `model_error`, `gpu_not_attested`", body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn handle(State(app): State<App>, headers: HeaderMap, body: Body) -> Response {
     match process(&app, &headers, body).await {
