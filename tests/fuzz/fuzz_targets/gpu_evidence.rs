@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use shared::gpu::chain::{NVIDIA_DEVICE_ROOT_SPKI_SHA256, verify};
 use shared::attest::{Measurements, Policy, TrustRoot};
+use shared::gpu::chain::{NVIDIA_DEVICE_ROOT_SPKI_SHA256, verify};
 use shared::gpu::node::{self, NodeEvidence, NodePolicy};
 use shared::gpu::{DeviceRoot, Evidence, GpuPolicy, Report, Verified, authenticate};
 
