@@ -8,6 +8,7 @@
 //! It can also misbehave as a hostile node would ([`Behaviour`]), and it records every byte a
 //! caller sent to `/v1/*`, so a test can tell whether a prompt reached it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -57,6 +58,8 @@ struct Node {
     board: DevNode,
     received: Arc<Mutex<Vec<u8>>>,
     attestations: Arc<Mutex<usize>>,
+    /// While set, completions never answer (a node that hangs mid-call).
+    stalled: Arc<AtomicBool>,
 }
 
 /// A running stand-in node.
@@ -67,6 +70,7 @@ pub struct GpuNodeStandin {
     pub pin: [u8; 32],
     received: Arc<Mutex<Vec<u8>>>,
     attestations: Arc<Mutex<usize>>,
+    stalled: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -93,6 +97,7 @@ impl GpuNodeStandin {
             .unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
         let attestations = Arc::new(Mutex::new(0));
+        let stalled = Arc::new(AtomicBool::new(false));
         let node = Arc::new(Node {
             behaviour,
             pin,
@@ -100,6 +105,7 @@ impl GpuNodeStandin {
             board: DevNode::new(&TDX_SEED, &GPU_SEED, gpus, std::fs::read(H100_TEMPLATE).unwrap()),
             received: received.clone(),
             attestations: attestations.clone(),
+            stalled: stalled.clone(),
         });
         let app = Router::new()
             .route("/attest", axum::routing::get(attest))
@@ -111,7 +117,12 @@ impl GpuNodeStandin {
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        GpuNodeStandin { base_url: format!("https://127.0.0.1:{port}/v1"), pin, received, attestations, task }
+        GpuNodeStandin { base_url: format!("https://127.0.0.1:{port}/v1"), pin, received, attestations, stalled, task }
+    }
+
+    /// Makes completions hang (`true`) or answer again (`false`).
+    pub fn stall(&self, on: bool) {
+        self.stalled.store(on, Ordering::SeqCst);
     }
 
     /// Whether `needle` appears in anything a caller sent to `/v1/*`.
@@ -174,6 +185,9 @@ async fn forward(
     body: Bytes,
 ) -> axum::response::Response {
     node.received.lock().unwrap().extend_from_slice(&body);
+    if node.stalled.load(Ordering::SeqCst) {
+        std::future::pending::<()>().await;
+    }
     let answer = reqwest::Client::new()
         .post(format!("{}/{rest}", node.upstream))
         .header("content-type", "application/json")

@@ -71,7 +71,8 @@ async fn only_a_node_whose_quote_and_gpus_verify_sees_the_prompt() {
     let nodes: Vec<Value> = served.iter().map(|(_, node, gpus)| node.enclave_entry(*gpus, &policy)).collect();
     let stack = tokio::task::spawn_blocking(move || {
         Stack::start_with(StackOptions {
-            enclave: json!({"models": models, "gpuNodes": nodes}),
+            // Short enough for the test to see a node attest again after each.
+            enclave: json!({"models": models, "gpuNodes": nodes, "gpuReattestSecs": 6, "modelTimeoutSecs": 10}),
             ..StackOptions::default()
         })
     })
@@ -124,6 +125,19 @@ async fn only_a_node_whose_quote_and_gpus_verify_sees_the_prompt() {
         "{text}"
     );
     assert!(text.contains("(qwen3.8:27b; 1 GPU(s) required): not attested yet"), "{text}");
+
+    // A node that hangs mid-call is attested again before its next prompt, and so is every
+    // node once its verdict is `gpuReattestSecs` old.
+    honest.stall(true);
+    let hung = stack.client().chat("Hello?", &options).await.unwrap_err().to_string();
+    assert!(hung.contains("model_error"), "{hung}");
+    honest.stall(false);
+    let before = honest.attestations();
+    stack.client().chat("Hello again?", &options).await.unwrap();
+    assert_eq!(honest.attestations(), before + 1, "attested again after the failed call");
+    tokio::time::sleep(std::time::Duration::from_millis(6_500)).await;
+    stack.client().chat("Still there?", &options).await.unwrap();
+    assert_eq!(honest.attestations(), before + 2, "attested again once the verdict was old");
 
     // Each hostile node: asked to attest, refused, and never sent a byte of the prompt.
     for (model, node, reason) in [
