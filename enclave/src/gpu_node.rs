@@ -97,8 +97,10 @@ pub struct NodeGate {
     reattest: Duration,
     /// Signatures over certificates and OCSP answers already checked.
     cache: Verified,
-    /// Held while a node attests, so concurrent requests wait for one attestation.
-    verdict: tokio::sync::Mutex<Option<(NodeVerdict, Instant)>>,
+    /// The last verdict and when it was made: read by every request, held only to copy it.
+    verdict: std::sync::Mutex<Option<(NodeVerdict, Instant)>>,
+    /// Held while the node attests, so concurrent requests wait for one attestation.
+    attesting: tokio::sync::Mutex<()>,
 }
 
 impl NodeGate {
@@ -108,20 +110,22 @@ impl NodeGate {
             policy: config.policy()?,
             reattest,
             cache: Verified::default(),
-            verdict: tokio::sync::Mutex::new(None),
+            verdict: std::sync::Mutex::new(None),
+            attesting: tokio::sync::Mutex::new(()),
         })
     }
 
     /// The node's verdict: the cached one while fresh, else a new attestation with a fresh
     /// nonce through `client` (the model's own pinned transport).
     pub async fn verdict(&self, client: &ModelClient, endpoint: &Endpoint) -> Result<NodeVerdict, GateError> {
-        let mut slot = self.verdict.lock().await;
-        if let Some((verdict, at)) = slot.as_ref()
-            && at.elapsed() < self.reattest
-        {
-            return Ok(verdict.clone());
+        if let Some(verdict) = self.fresh() {
+            return Ok(verdict);
         }
-        *slot = None;
+        let _attesting = self.attesting.lock().await;
+        // Another request may have attested the node while this one waited.
+        if let Some(verdict) = self.fresh() {
+            return Ok(verdict);
+        }
         let mut nonce = [0u8; 32];
         OsRng.fill_bytes(&mut nonce);
         let body = client.attestation(endpoint, &nonce).await.map_err(GateError::Unanswered)?;
@@ -129,24 +133,28 @@ impl NodeGate {
         let now = crate::process::unix_now();
         let verdict = shared::gpu::node::verify(&evidence, &self.pin, &nonce, &self.policy, now, &self.cache)?;
         tracing::info!(node = %verdict.tls_spki_sha256, gpus = verdict.gpus.len(), "GPU node attested");
-        *slot = Some((verdict.clone(), Instant::now()));
+        *self.slot() = Some((verdict.clone(), Instant::now()));
         Ok(verdict)
     }
 
-    /// The node as the attestation document shows it: its last verdict while fresh (none
-    /// while it is attesting).
+    /// The node as the attestation document shows it: its last verdict while fresh.
     pub fn status(&self, models: Vec<String>) -> GpuNodeStatus {
-        let verdict = self
-            .verdict
-            .try_lock()
-            .ok()
-            .and_then(|slot| slot.as_ref().filter(|(_, at)| at.elapsed() < self.reattest).map(|(v, _)| v.clone()));
-        GpuNodeStatus { models, tls_spki_sha256: hex::encode(self.pin), gpus: self.policy.gpus, verdict }
+        GpuNodeStatus { models, tls_spki_sha256: hex::encode(self.pin), gpus: self.policy.gpus, verdict: self.fresh() }
     }
 
     /// Forget the verdict: the next request attests again (after a transport failure, the
     /// connection may have gone to whoever now answers on that address).
-    pub async fn forget(&self) {
-        *self.verdict.lock().await = None;
+    pub fn forget(&self) {
+        *self.slot() = None;
+    }
+
+    fn fresh(&self) -> Option<NodeVerdict> {
+        self.slot().as_ref().filter(|(_, at)| at.elapsed() < self.reattest).map(|(v, _)| v.clone())
+    }
+
+    /// The verdict slot; a panic while it was held cannot leave it half-written (it is
+    /// replaced whole), so a poisoned lock is taken as it is.
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<(NodeVerdict, Instant)>> {
+        self.verdict.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

@@ -72,10 +72,10 @@ impl ServedModel {
     }
 
     /// After a failed model call the node attests again before the next prompt.
-    async fn after_failed_call(&self, error: &agent::model::ModelError) {
+    fn after_failed_call(&self, error: &agent::model::ModelError) {
         use agent::model::ModelError::{Timeout, Unreachable};
         if let (Some(gate), Unreachable | Timeout) = (&self.gate, error) {
-            gate.forget().await;
+            gate.forget();
         }
     }
 }
@@ -290,7 +290,7 @@ impl Enclave {
         let reply = match served.client.chat(&served.endpoint, &chat).await {
             Ok(reply) => reply,
             Err(e) => {
-                served.after_failed_call(&e).await;
+                served.after_failed_call(&e);
                 return Err(ProcessError::Model(e));
             }
         };
@@ -338,7 +338,7 @@ impl Enclave {
             match run_tool_loop(&served.client, &served.endpoint, self.tools()?.as_ref(), messages, options).await {
                 Ok(outcome) => outcome,
                 Err(e) => {
-                    served.after_failed_call(&e).await;
+                    served.after_failed_call(&e);
                     return Err(ProcessError::Model(e));
                 }
             };
