@@ -109,6 +109,7 @@ cat >"$RUN_DIR/relay.json" <<JSON
     "mints": {"$USDC": {"currency": "usdc", "minAmount": 1000}, "$TOKEN": {"currency": "svc"}}
   },
   "currencyPrices": {"svc": {"agentPricePerCall": 1000000, "teeProcessPricePerCall": 1000000}},
+  "web": {"devRootPem": "$RUN_DIR/dev-root.pem", "devMeasurements": "$ROOT/measurements/dev.json"},
   "x402": {
     "rpcUrl": "$RPC_URL", "feePayerKeyFile": "$RUN_DIR/x402-fee-payer.json",
     "payTo": "$PAY_TO", "asset": "$USDC", "network": "solana-devnet"
@@ -168,6 +169,9 @@ else
 fi
 
 cat <<MSG
+
+  Open http://127.0.0.1:$RELAY_PORT/ in a browser: the chat page verifies the enclave itself and
+  seals every prompt (docs/web.md); http://127.0.0.1:$RELAY_PORT/account signs in with a wallet.
 
   Private inference service running (development mode: DEV quotes from a test PKI, not TDX).
     relay    http://127.0.0.1:$RELAY_PORT     (logs: .cache/run/relay.log)

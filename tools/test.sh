@@ -39,9 +39,13 @@ tools/llm/start.sh "$LLM_DIR" "$PORT" >/dev/null
 trap 'tools/llm/stop.sh "$LLM_DIR" >/dev/null 2>&1 || true' EXIT
 export LLM_BASE_URL="http://127.0.0.1:$PORT/v1"
 
+status=0
 if cargo nextest --version >/dev/null 2>&1; then
   # nextest skips doctests; the crates have none, so nothing is left out.
-  cargo nextest run --locked --workspace --all-features --no-fail-fast
+  cargo nextest run --locked --workspace --all-features --no-fail-fast || status=$?
 else
-  cargo test --locked --workspace --all-features --no-fail-fast
+  cargo test --locked --workspace --all-features --no-fail-fast || status=$?
 fi
+# The web app (relay/web): node's test runner, whose summary closes the output.
+tools/web-test.sh || status=$?
+exit $status

@@ -18,9 +18,11 @@ pub mod pccs;
 pub mod private_file;
 pub mod provision;
 pub mod proxy;
+pub mod proxy_page;
 pub mod receipts;
 pub mod swap;
 pub mod wallets;
+pub mod web_check;
 pub mod witness;
 
 pub use api::Client;

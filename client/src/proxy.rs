@@ -44,7 +44,12 @@ const MAX_START_WAIT: Duration = Duration::from_secs(300);
 /// Verifies the enclave, then serves the proxy on `listener` until the process ends. Refuses to
 /// start (the error) when the enclave fails verification. A relay that answers 429 (its rate
 /// limit) is waited out for the `Retry-After` it names, then asked again.
-pub async fn serve(client: Client, listener: tokio::net::TcpListener, access: Access) -> Result<(), ClientError> {
+pub async fn serve(
+    client: Client,
+    listener: tokio::net::TcpListener,
+    access: Access,
+    page: crate::proxy_page::PageRelay,
+) -> Result<(), ClientError> {
     loop {
         match client.enclave_key().await {
             Ok(_) => break,
@@ -56,18 +61,20 @@ pub async fn serve(client: Client, listener: tokio::net::TcpListener, access: Ac
             Err(e) => return Err(e),
         }
     }
-    axum::serve(listener, router(client, access))
+    let access = Arc::new(access);
+    let page = crate::proxy_page::routes(page).layer(axum::middleware::from_fn_with_state(access.clone(), admit_page));
+    axum::serve(listener, router(client, access).merge(page))
         .await
         .map_err(|e| ClientError::Malformed(format!("proxy server: {e}")))
 }
 
 /// The proxy's routes over `client` (which must verify the enclave: built with attestation).
-pub fn router(client: Client, access: Access) -> Router {
+pub fn router(client: Client, access: Arc<Access>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(completions))
         .route("/v1/models", get(models))
         .fallback(|| async { openai_error(StatusCode::NOT_FOUND, "not_found", "unknown route") })
-        .layer(axum::middleware::from_fn_with_state(Arc::new(access), admit))
+        .layer(axum::middleware::from_fn_with_state(access, admit))
         .with_state(Arc::new(client))
 }
 
@@ -88,8 +95,15 @@ impl Access {
         Access { hosts, origins, token: token.map(|t| shared::sha256(t.as_bytes())) }
     }
 
-    /// Why `request` is refused, if it is: (status, code, message).
-    fn refusal(&self, method: &Method, headers: &HeaderMap) -> Option<(StatusCode, &'static str, &'static str)> {
+    /// Why `request` is refused, if it is: (status, code, message). The web app's routes
+    /// (`proxy_page`) spend no key of the proxy's (the page sends its own), so they need no
+    /// token; every other rule holds for them too.
+    fn refusal(
+        &self,
+        method: &Method,
+        headers: &HeaderMap,
+        needs_token: bool,
+    ) -> Option<(StatusCode, &'static str, &'static str)> {
         let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         // A name other than ours is a page that rebound its own name to this address.
         if !text("host").is_some_and(|h| self.hosts.iter().any(|ours| ours == h)) {
@@ -105,7 +119,7 @@ impl Access {
         if cross_site {
             return Some((StatusCode::FORBIDDEN, "forbidden_origin", "requests from web pages are not served"));
         }
-        if let Some(expected) = &self.token {
+        if let Some(expected) = self.token.as_ref().filter(|_| needs_token) {
             let shown = text("authorization").and_then(|a| a.strip_prefix("Bearer "));
             if shown.map(|t| shared::sha256(t.as_bytes())).as_ref() != Some(expected) {
                 return Some((StatusCode::UNAUTHORIZED, "invalid_api_key", "show the proxy's --token as the API key"));
@@ -126,8 +140,15 @@ impl Access {
 }
 
 async fn admit(State(access): State<Arc<Access>>, request: Request, next: Next) -> Response {
-    match access.refusal(request.method(), request.headers()) {
+    match access.refusal(request.method(), request.headers(), true) {
         Some((status, code, message)) => openai_error(status, code, message),
+        None => next.run(request).await,
+    }
+}
+
+async fn admit_page(State(access): State<Arc<Access>>, request: Request, next: Next) -> Response {
+    match access.refusal(request.method(), request.headers(), false) {
+        Some((status, code, message)) => (status, Json(json!({"error": code, "message": message}))).into_response(),
         None => next.run(request).await,
     }
 }
@@ -284,7 +305,7 @@ mod tests {
             for (name, value) in pairs {
                 headers.insert(header::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
             }
-            access.refusal(&method, &headers).map(|(status, code, _)| (status.as_u16(), code))
+            access.refusal(&method, &headers, true).map(|(status, code, _)| (status.as_u16(), code))
         };
         let program =
             [("host", "127.0.0.1:8000"), ("authorization", "Bearer s3cret"), ("content-type", "application/json")];
@@ -305,9 +326,21 @@ mod tests {
         assert_eq!(with("authorization", "Bearer s3cre"), Some((401, "invalid_api_key")));
         assert_eq!(with("content-type", "text/plain"), Some((415, "unsupported_media_type")));
         assert_eq!(with("content-type", "application/json; charset=utf-8"), None);
+        // The web app's routes need no token (the page shows its own key); the rest holds.
+        let page = |pairs: &[(&str, &str)]| {
+            let headers =
+                pairs.iter().map(|(n, v)| (header::HeaderName::from_bytes(n.as_bytes()).unwrap(), v.parse().unwrap()));
+            access.refusal(&Method::GET, &headers.collect(), false).map(|(status, code, _)| (status.as_u16(), code))
+        };
+        assert_eq!(page(&[("host", "127.0.0.1:8000"), ("sec-fetch-site", "same-origin")]), None);
+        assert_eq!(
+            page(&[("host", "127.0.0.1:8000"), ("sec-fetch-site", "cross-site")]),
+            Some((403, "forbidden_origin"))
+        );
+        assert_eq!(page(&[("host", "attacker.example:8000")]), Some((403, "forbidden_host")));
         let open = Access::new("[::1]:9".parse().unwrap(), None);
         assert_eq!(
-            open.refusal(&Method::GET, &[(header::HOST, "[::1]:9".parse().unwrap())].into_iter().collect()),
+            open.refusal(&Method::GET, &[(header::HOST, "[::1]:9".parse().unwrap())].into_iter().collect(), true),
             None
         );
     }

@@ -83,6 +83,8 @@ pub struct RelayConfig {
     pub ledger: crate::receipts::ledger_writer::LedgerConfig,
     /// The transparency log: anchoring interval (docs/log.md).
     pub log: crate::log::LogConfig,
+    /// The web app's development trust (docs/web.md).
+    pub web: crate::web::WebConfig,
 }
 
 impl Default for RelayConfig {
@@ -125,6 +127,7 @@ impl Default for RelayConfig {
             server: Default::default(),
             ledger: Default::default(),
             log: Default::default(),
+            web: Default::default(),
         }
     }
 }

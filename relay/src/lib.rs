@@ -32,6 +32,7 @@ pub mod router;
 pub mod serve;
 pub mod state;
 pub mod store;
+pub mod web;
 pub mod x402;
 
 /// Unix seconds now (the relay's own clock; receipts carry the enclave's).

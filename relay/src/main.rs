@@ -115,6 +115,7 @@ async fn run() -> Result<(), String> {
         deposits: relay::billing::deposits::Deposits::from_config(&config.deposits)?,
         openapi: relay::discovery::openapi::Documents::new(&config.public_url()),
         metrics: Default::default(),
+        web: config.web.clone(),
     });
     relay::agents_v1::start(&state);
     relay::billing::deposits::start(&state);

@@ -75,6 +75,7 @@ fn routes() -> Router<App> {
         .route("/ready", get(discovery::openapi::ready))
         .route("/metrics", get(crate::metrics::route::handle))
         .merge(lookups)
+        .merge(crate::web::routes())
         .fallback(|| async { RelayError::NotFound("no such route") })
         .method_not_allowed_fallback(|| async { RelayError::MethodNotAllowed })
 }

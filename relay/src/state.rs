@@ -43,6 +43,8 @@ pub struct AppState {
     pub openapi: crate::discovery::openapi::Documents,
     /// The counters `GET /metrics` shows.
     pub metrics: crate::metrics::Metrics,
+    /// The web app's development trust, when configured.
+    pub web: crate::web::WebConfig,
 }
 
 /// What calls cost, in stablecoin base units.

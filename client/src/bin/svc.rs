@@ -169,6 +169,15 @@ enum Command {
     /// every receipt; point any OpenAI SDK's base URL at it. It serves local programs only:
     /// web pages (another Origin, or a Host other than the address) get 403; with `--token`
     /// callers must show it as their API key.
+    /// Compare the web app a deployment serves (its pages, scripts, manifest and CSP) with the
+    /// published bundle: the one this svc carries, or `--published measurements/web.json`.
+    /// Exit codes: 0 same bytes, 10 different, 30 malformed input.
+    WebCheck {
+        #[arg(long)]
+        published: Option<PathBuf>,
+    },
+    /// Serve the OpenAI API on localhost (sealing every request), and the web app from this
+    /// svc's own copy of the published bundle at `/` and `/account`.
     Proxy {
         #[arg(long, default_value = "127.0.0.1:8000")]
         listen: String,
@@ -343,6 +352,18 @@ fn pem_to_der(pem: &str) -> Option<Vec<u8>> {
 }
 
 impl TrustArgs {
+    /// What `svc proxy` offers the web app as its development trust: this svc's own
+    /// `--dev-root` and measurements, never the relay's.
+    fn page_dev_trust(&self) -> Result<Option<serde_json::Value>, Failure> {
+        let Some(root) = &self.dev_root else { return Ok(None) };
+        let pem = std::fs::read_to_string(root).map_err(|e| Failure(30, format!("{}: {e}", root.display())))?;
+        let measurements: serde_json::Value = std::fs::read(&self.measurements)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| Failure(30, format!("{} is not a measurements file", self.measurements.display())))?;
+        Ok(Some(serde_json::json!({"rootPem": pem, "measurements": measurements})))
+    }
+
     fn options(&self) -> Result<AttestOptions, Failure> {
         let measurements = Measurements::from_json(&text(&self.measurements)?)
             .map_err(|e| Failure(30, format!("{}: {e}", self.measurements.display())))?;
@@ -420,6 +441,23 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     let log_key = log_trust.key().copied();
     match cli.command {
         Command::Key => print_json(&client.public_key().await?),
+        Command::WebCheck { published } => {
+            let expected = match published {
+                None => client::web_check::Published::embedded(),
+                Some(path) => {
+                    std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).ok_or_else(|| {
+                        Failure(30, format!("{} is not a published web bundle (measurements/web.json)", path.display()))
+                    })?
+                }
+            };
+            let report = client::web_check::check(&reqwest::Client::new(), &cli.relay, &expected).await;
+            if json {
+                print_json(&report);
+            } else {
+                print!("{}", report.render());
+            }
+            return Ok(if report.matches { 0 } else { 10 });
+        }
         Command::Attest { quote: Some(quote), now } => {
             return offline(&cli.trust, &quote, now.unwrap_or(0), json);
         }
@@ -560,7 +598,12 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 println!("{line}");
             }
             let access = client::proxy::Access::new(address, token.as_deref());
-            return match client::proxy::serve(client, listener, access).await {
+            let page = client::proxy_page::PageRelay {
+                base: cli.relay.clone(),
+                http: reqwest::Client::new(),
+                dev_trust: cli.trust.page_dev_trust()?,
+            };
+            return match client::proxy::serve(client, listener, access, page).await {
                 Err(e @ ClientError::NotAttested(_)) => Err(Failure(10, Failure::from(e).1)),
                 Err(e) => Err(e.into()),
                 Ok(()) => Ok(0),

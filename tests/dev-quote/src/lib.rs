@@ -12,6 +12,8 @@
 //! numbers and dates). The attestation key is seed-derived too, one per PKI like a real QE's.
 
 mod collateral;
+#[cfg(feature = "corpus")]
+pub mod corpus;
 mod pki;
 mod quote;
 mod sgx_extension;
