@@ -13,7 +13,7 @@ use axum::routing::{any, get};
 use std::sync::Arc;
 
 /// What the page may ask the relay for, by route template: nothing else passes.
-const PASSED: [&str; 16] = [
+const PASSED: [&str; 17] = [
     "/tee/attestation",
     "/agent",
     "/tee/process",
@@ -30,6 +30,7 @@ const PASSED: [&str; 16] = [
     "/.well-known/x402",
     "/attestation/{address}",
     "/log/v1/sth",
+    "/log/v1/proof/inclusion",
 ];
 /// Headers passed each way.
 const REQUEST_HEADERS: [HeaderName; 3] = [header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT];

@@ -72,10 +72,12 @@ test('a guest chats: the page verifies, seals, opens and checks the receipt; the
   assert.match(await page.textContent('#panel-body'), /DEVELOPMENT/);
   assert.match(await page.textContent('#panel-body'), /nonce_signature/);
   if (SHOTS) await page.screenshot({ path: join(SHOTS, 'web-verification.png'), fullPage: true });
+  await page.click('#badge');
   const canary = `canary-${Math.random().toString(36).slice(2)}-zebra`;
   const status = await send(page, `Repeat the word ${canary}`);
   assert.match(status, /Reply received and verified\. Free messages left today: 4\./);
   assert.equal(await page.locator('.message.assistant').count(), 1);
+  assert.match(await page.textContent('.message.assistant .receipt'), /Receipt verified: .* · in the transparency log \(leaf \d+ of \d+\)/);
   const receipt = page.locator('.message.assistant .receipt a');
   assert.match(await receipt.getAttribute('href'), /^\/attestation\/[1-9A-HJ-NP-Za-km-z]{32,44}$/);
   if (SHOTS) await page.screenshot({ path: join(SHOTS, 'web-chat.png'), fullPage: true });

@@ -67,9 +67,12 @@ function renderEntry(entry) {
     ? h('p', { class: 'receipt good' },
         '✓ Receipt verified: ',
         h('a', { href: `/attestation/${encodeURIComponent(entry.receipt.address)}` }, `${entry.receipt.address.slice(0, 12)}…`),
-        entry.receipt.logged ? ' · in the transparency log' : '')
+        entry.receipt.log?.ok ? ` · in the transparency log (${entry.receipt.log.detail})` : '')
     : '';
-  return h('li', { class: `message ${entry.role}` }, h('span', { class: 'who' }, entry.role === 'user' ? 'You' : 'Assistant'), body, badge);
+  const logWarning = entry.receipt?.log && !entry.receipt.log.ok
+    ? h('p', { class: 'receipt bad' }, `✗ Not shown in the transparency log: ${entry.receipt.log.detail}`)
+    : '';
+  return h('li', { class: `message ${entry.role}` }, h('span', { class: 'who' }, entry.role === 'user' ? 'You' : 'Assistant'), body, badge, logWarning);
 }
 
 function renderHistory() {

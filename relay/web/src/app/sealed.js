@@ -4,7 +4,9 @@
 
 import { openReplyJson, ReplyError } from '../crypto/reply.js';
 import { verifyReceipt } from '../crypto/receipt.js';
+import { hex, unhexLower } from '../crypto/bytes.js';
 import { sealPrompt } from '../crypto/envelope.js';
+import { chatEntry, checkInclusion, leafHash } from '../crypto/tlog.js';
 import { ApiError, call } from './api.js';
 
 /// The enclave key is stale (contract §3 rule 4): verify again and retry once.
@@ -37,9 +39,31 @@ export async function sendSealed(keys, prompt, model, key) {
   if (problems.length) throw new Error(`the reply failed its checks: ${problems.join('; ')}`);
   return {
     reply: inner.reply,
-    receipt: { address: inner.receipt.address },
+    receipt: { address: inner.receipt.address, log: await logCheck(inner.receipt) },
     freeMessagesRemaining: answer.freeMessagesRemaining ?? null,
   };
+}
+
+const LOG_KEY = 'svc.logKey';
+
+/// The receipt's place in the transparency log, against the log key this browser pinned on
+/// first use (as `svc` pins it): `{ok, detail}`. A receipt missing from the log is a finding,
+/// shown beside the reply, not a reason to hide a reply that verified.
+async function logCheck(receipt) {
+  try {
+    const leaf = hex(leafHash(chatEntry(receipt)));
+    const proof = await call('GET', `/log/v1/proof/inclusion?leafHash=${leaf}`);
+    const pinned = localStorage.getItem(LOG_KEY);
+    const named = typeof proof?.sth?.logKey === 'string' ? proof.sth.logKey : '';
+    if (pinned && pinned !== named) return { ok: false, detail: `the log key changed (pinned ${pinned.slice(0, 16)}…)` };
+    const key = unhexLower(named, 32);
+    if (!key) return { ok: false, detail: 'the tree head names no log key' };
+    const check = checkInclusion(receipt, proof, key);
+    if (check.ok && !pinned) localStorage.setItem(LOG_KEY, named);
+    return check;
+  } catch (e) {
+    return { ok: false, detail: e instanceof ApiError ? `no inclusion proof (${e.code})` : String(e.message ?? e) };
+  }
 }
 
 const sameJson = (a, b) => JSON.stringify(a) === JSON.stringify(b);
