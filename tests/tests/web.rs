@@ -27,10 +27,12 @@ async fn the_relay_serves_the_published_bundle_with_its_headers() {
     let http = reqwest::Client::new();
     let published = published();
     // The embedded list is the manifest's, and the manifest's hash is the published one.
-    let manifest = http.get(format!("{}/web/manifest.json", stack.relay_url)).send().await.unwrap().bytes().await.unwrap();
+    let manifest =
+        http.get(format!("{}/web/manifest.json", stack.relay_url)).send().await.unwrap().bytes().await.unwrap();
     assert_eq!(hex::encode(Sha256::digest(&manifest)), published["bundleSha256"].as_str().unwrap());
     let listed: Value = serde_json::from_slice(&manifest).unwrap();
-    let mut embedded: Vec<&str> = web_bundle::bundle().iter().map(|a| a.path).filter(|p| *p != "manifest.json").collect();
+    let mut embedded: Vec<&str> =
+        web_bundle::bundle().iter().map(|a| a.path).filter(|p| *p != "manifest.json").collect();
     embedded.sort();
     let manifest_files: Vec<&str> = listed["files"].as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(embedded, manifest_files);
@@ -76,7 +78,9 @@ async fn swapped_server() -> String {
     use axum::http::{HeaderName, HeaderValue};
     use axum::response::IntoResponse;
     let app = axum::Router::new().fallback(|uri: axum::http::Uri| async move {
-        let Some(asset) = web_bundle::for_path(uri.path()) else { return axum::http::StatusCode::NOT_FOUND.into_response() };
+        let Some(asset) = web_bundle::for_path(uri.path()) else {
+            return axum::http::StatusCode::NOT_FOUND.into_response();
+        };
         let mut bytes = asset.bytes.to_vec();
         if asset.path == "assets/chat.js" {
             bytes[100] ^= 1;
@@ -110,13 +114,20 @@ async fn svc_web_check_accepts_the_published_bundle_and_names_a_swapped_script()
     let (code, report) = tokio::task::spawn_blocking(move || web_check(&swapped, &[])).await.unwrap();
     assert_eq!(code, 10, "{report}");
     assert_eq!(report["matches"], false);
-    let bad: Vec<&str> =
-        report["files"].as_array().unwrap().iter().filter(|f| f["ok"] == false).map(|f| f["path"].as_str().unwrap()).collect();
+    let bad: Vec<&str> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["ok"] == false)
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
     assert_eq!(bad, ["assets/chat.js"]);
     // The served manifest is still the published one: the script's own hash gives it away.
     assert_eq!(report["servedManifestSha256"], report["expectedBundleSha256"]);
 
-    let (code, _) = tokio::task::spawn_blocking(|| web_check("http://127.0.0.1:9", &["--published", "/nonexistent"])).await.unwrap();
+    let (code, _) = tokio::task::spawn_blocking(|| web_check("http://127.0.0.1:9", &["--published", "/nonexistent"]))
+        .await
+        .unwrap();
     assert_eq!(code, 30);
 }
 
@@ -164,7 +175,8 @@ async fn svc_proxy_serves_the_page_from_its_own_bundle_and_root() {
     assert_eq!(attestation["nonce"], "ab".repeat(32));
     assert!(attestation["nonceSignature"].is_string());
     // A web page elsewhere gets nothing; the OpenAI routes still need the token; nothing else passes.
-    let foreign = http.get(format!("{base}/tee/attestation")).header("origin", "https://attacker.example").send().await.unwrap();
+    let foreign =
+        http.get(format!("{base}/tee/attestation")).header("origin", "https://attacker.example").send().await.unwrap();
     assert_eq!(foreign.status(), 403);
     assert_eq!(http.get(format!("{base}/v1/models")).send().await.unwrap().status(), 401);
     let other = http.get(format!("{base}/tee/keys")).bearer_auth("local-token").send().await.unwrap();
