@@ -50,6 +50,9 @@ pub struct WebCheck {
     /// The page's Content-Security-Policy as served, and whether it is the bundle's.
     pub content_security_policy: Option<String>,
     pub headers_ok: bool,
+    /// The expected bundle's leaf in the deployment's transparency log, or why not.
+    pub log: Option<crate::log::LogCheck>,
+    pub log_error: Option<String>,
     pub matches: bool,
 }
 
@@ -67,7 +70,27 @@ async fn fetch(http: &reqwest::Client, url: &str) -> Option<(reqwest::header::He
     Some((headers, response.bytes().await.ok()?.to_vec()))
 }
 
-pub async fn check(http: &reqwest::Client, base: &str, expected: &Published) -> WebCheck {
+/// The expected bundle's leaf in the log at `base`, its head signed by `log_key` (else by the
+/// key the head names).
+async fn logged(
+    http: &reqwest::Client,
+    base: &str,
+    expected: &Published,
+    log_key: Option<&[u8; 32]>,
+) -> Result<crate::log::LogCheck, String> {
+    let hash = shared::tlog::hash::parse_hex(&expected.bundle_sha256).ok_or("the expected bundle hash is not hex")?;
+    let entry = shared::tlog::entry::web_bundle(&hash);
+    let url = format!("{base}/log/v1/proof/inclusion?leafHash={}", hex::encode(shared::tlog::leaf_hash(&entry)));
+    let answer = http.get(url).send().await.map_err(|_| "the log could not be reached".to_string())?;
+    if !answer.status().is_success() {
+        return Err(format!("the bundle is not in the log ({})", answer.status().as_u16()));
+    }
+    let proof: shared::tlog::wire::InclusionProof =
+        answer.json().await.map_err(|_| "the inclusion proof is malformed".to_string())?;
+    crate::log::check(&entry, &proof, None, log_key).map_err(|e| e.to_string())
+}
+
+pub async fn check(http: &reqwest::Client, base: &str, expected: &Published, log_key: Option<&[u8; 32]>) -> WebCheck {
     let base = base.trim_end_matches('/').to_string();
     let manifest = fetch(http, &format!("{base}/web/manifest.json")).await;
     let served_manifest_sha256 = manifest.as_ref().map(|(_, b)| hex::encode(Sha256::digest(b)));
@@ -88,9 +111,15 @@ pub async fn check(http: &reqwest::Client, base: &str, expected: &Published) -> 
         files.push(FileCheck { path: path.clone(), url, expected_sha256: want.clone(), served_sha256, ok });
     }
     let headers_ok = content_security_policy.as_deref() == Some(web_bundle::CONTENT_SECURITY_POLICY);
+    let log = logged(http, &base, expected, log_key).await;
     let matches = served_manifest_sha256.as_deref() == Some(expected.bundle_sha256.as_str())
         && files.iter().all(|f| f.ok)
-        && headers_ok;
+        && headers_ok
+        && log.is_ok();
+    let (log, log_error) = match log {
+        Ok(check) => (Some(check), None),
+        Err(e) => (None, Some(e)),
+    };
     WebCheck {
         base,
         expected_bundle_sha256: expected.bundle_sha256.clone(),
@@ -98,6 +127,8 @@ pub async fn check(http: &reqwest::Client, base: &str, expected: &Published) -> 
         files,
         content_security_policy,
         headers_ok,
+        log,
+        log_error,
         matches,
     }
 }
@@ -121,6 +152,15 @@ impl WebCheck {
             if self.headers_ok { "ok " } else { "BAD" },
             self.content_security_policy.as_deref().unwrap_or("(none)")
         ));
+        match (&self.log, &self.log_error) {
+            (Some(c), _) => out.push_str(&format!(
+                "  ok  log: the bundle is leaf {} of {} (head signed by log key {})\n",
+                c.leaf_index,
+                c.tree_size,
+                &c.log_key[..16]
+            )),
+            (None, e) => out.push_str(&format!("  BAD log: {}\n", e.as_deref().unwrap_or("not checked"))),
+        }
         out
     }
 }

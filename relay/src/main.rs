@@ -65,6 +65,11 @@ async fn run() -> Result<(), String> {
         None => CommitLog::new(key, program_id, store.clone()),
     };
     let backfilled = relay::log::backfill::backfill(&store, relay::unix_now()).await.map_err(|e| e.to_string())?;
+    let bundle =
+        shared::tlog::hash::parse_hex(web_bundle::bundle_sha256()).ok_or("the embedded web bundle has no hash")?;
+    if relay::log::web_bundle::log_bundle(&store, &bundle, relay::unix_now()).await.map_err(|e| e.to_string())? {
+        tracing::info!(bundle = web_bundle::bundle_sha256(), "appended the web app bundle to the log");
+    }
     if backfilled > 0 {
         tracing::info!(receipts = backfilled, "appended receipts committed before the log existed");
     }

@@ -137,14 +137,15 @@ async fn receipts_and_anchors_land_on_the_chain_and_are_found_by_their_signature
     let (code, body) = get(&format!("{}/attestation/by-tx/{other}", w.stack.relay_url)).await;
     assert_eq!(code, 404, "{body}");
 
-    // The log's two leaves get anchored, and the anchor's memo lands too.
+    // The log's three leaves (the web bundle's and the two receipts') get anchored, and the
+    // anchor's memo lands too.
     let deadline = Instant::now() + Duration::from_secs(30);
     let anchor = loop {
         let list = anchors(&w.stack).await;
-        if let Some(a) = list.first().filter(|a| a.sth.tree_size == 2 && a.ledger_signature.is_some()) {
+        if let Some(a) = list.first().filter(|a| a.sth.tree_size == 3 && a.ledger_signature.is_some()) {
             break a.clone();
         }
-        assert!(Instant::now() < deadline, "no landed anchor of 2 leaves: {list:?}");
+        assert!(Instant::now() < deadline, "no landed anchor of 3 leaves: {list:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let signature = client::onchain::check_anchor(&w.chain.rpc(), &anchor, &w.ledger_key.0).await.unwrap();

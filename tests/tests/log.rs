@@ -86,10 +86,11 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
         entries.push(entry::chat(&out.receipt).unwrap());
     }
 
-    // Each receipt is in the log at once (appended in its commit's transaction).
+    // Each receipt is in the log at once (appended in its commit's transaction), after the
+    // leaf of the web bundle the relay serves (appended at start, docs/web.md).
     let head = sth(&stack).await;
-    assert_eq!(head.tree_size, 3);
-    assert_eq!(head.verify(None).unwrap().size, 3);
+    assert_eq!(head.tree_size, 4);
+    assert_eq!(head.verify(None).unwrap().size, 4);
     let key = shared::tlog::hash::parse_hex(&head.log_key).unwrap();
     let mut indexes = Vec::new();
     for e in &entries {
@@ -97,18 +98,21 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
         indexes.push(check.leaf_index);
     }
     indexes.sort_unstable();
-    assert_eq!(indexes, vec![0, 1, 2], "dense, one leaf per receipt");
+    assert_eq!(indexes, vec![1, 2, 3], "dense, one leaf per receipt");
+    let bundle = shared::tlog::hash::parse_hex(web_bundle::bundle_sha256()).unwrap();
+    let logged = client.log_proof(&entry::web_bundle(&bundle), Some(&key)).await.unwrap();
+    assert_eq!(logged.leaf_index, 0, "the served bundle is the first leaf");
 
     // The independent verifier agrees on every leaf, the root and a consistency proof.
     let verdict = python_verifier(&stack, &[1, 2]);
     assert_eq!(verdict["ok"], true, "{verdict}");
-    assert_eq!(verdict["checked"], 3);
+    assert_eq!(verdict["checked"], 4);
     assert_eq!(verdict["root"], head.root_hash);
 
-    // Anchored: the newest anchor covers the 3 leaves, and the client checks against it.
-    let before = anchored(&stack, 3).await;
+    // Anchored: the newest anchor covers the 4 leaves, and the client checks against it.
+    let before = anchored(&stack, 4).await;
     let check = client.log_proof(&entries[0], Some(&key)).await.unwrap();
-    assert_eq!(check.anchor.as_ref().map(|a| a.tree_size), Some(3));
+    assert_eq!(check.anchor.as_ref().map(|a| a.tree_size), Some(4));
     // The anchor's transaction is a ledger commit, not a receipt: by-tx says so with a 404.
     let (s, body) = get(&format!("{}/attestation/by-tx/{}", stack.relay_url, before[0].tx_signature)).await;
     assert_eq!((s, body["error"].as_str()), (404, Some("not_found")));
@@ -121,7 +125,7 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     tampered.proof.audit_path[0] = hex::encode(bytes);
     assert!(matches!(tampered.check(&entries[1], None), Err(LogError::Inclusion(_))));
     let mut moved = evidence.clone();
-    moved.proof.leaf_index = (moved.proof.leaf_index + 1) % 3;
+    moved.proof.leaf_index = (moved.proof.leaf_index + 1) % 4;
     assert!(moved.check(&entries[1], None).is_err());
 
     // A forked head: a different root at the anchored size, signed by another key.
@@ -133,7 +137,7 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     assert_eq!(forked.check(&entries[1], None), Err(LogError::Wire(WireError::WrongKey)));
     // The proof's own head replaced by such a fork: caught even with the key unpinned.
     let mut forked_proof = evidence.clone();
-    forked_proof.proof.sth = forged_anchor(&other, 3, leaf_hash(b"another history")).sth;
+    forked_proof.proof.sth = forged_anchor(&other, 4, leaf_hash(b"another history")).sth;
     assert!(forked_proof.check(&entries[1], None).is_err());
     assert_eq!(forked_proof.check(&entries[1], Some(&key)), Err(LogError::Wire(WireError::WrongKey)));
     assert!(evidence.check(&entries[1], Some(&key)).is_ok(), "the untouched evidence still verifies");
@@ -165,8 +169,8 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     let out = client.chat("One more.", &options()).await.unwrap();
     entries.push(entry::chat(&out.receipt).unwrap());
     let after = sth(&stack).await;
-    assert_eq!(after.tree_size, 4);
-    let (s, body) = get(&format!("{}/log/v1/proof/consistency?first=3&second=4", stack.relay_url)).await;
+    assert_eq!(after.tree_size, 5, "the bundle is logged once, not again at restart");
+    let (s, body) = get(&format!("{}/log/v1/proof/consistency?first=4&second=5", stack.relay_url)).await;
     assert_eq!(s, 200);
     let proof: Vec<[u8; 32]> = body["proof"]
         .as_array()
@@ -175,19 +179,19 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
         .map(|h| shared::tlog::hash::parse_hex(h.as_str().unwrap()).unwrap())
         .collect();
     let (h3, h4) = (head.verify(Some(&key)).unwrap(), after.verify(Some(&key)).unwrap());
-    verify_consistency(3, 4, &h3.root, &h4.root, &proof).unwrap();
-    let verdict = python_verifier(&stack, &[3]);
+    verify_consistency(4, 5, &h3.root, &h4.root, &proof).unwrap();
+    let verdict = python_verifier(&stack, &[4]);
     assert_eq!(verdict["ok"], true, "{verdict}");
-    assert_eq!(verdict["checked"], 4);
+    assert_eq!(verdict["checked"], 5);
 
     // Anchors: the old ones kept, the new head anchored once, no size twice.
-    let list = anchored(&stack, 4).await;
+    let list = anchored(&stack, 5).await;
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let list_later = anchors(&stack).await;
     assert_eq!(list_later, list, "no new anchor without new leaves");
-    // Earlier heads (1 or 2 leaves) may have been anchored between the chats: the interval is 1 s.
+    // Earlier heads (1 to 3 leaves) may have been anchored between the chats: the interval is 1 s.
     let sizes: Vec<u64> = list.iter().map(|a| a.sth.tree_size).collect();
-    assert_eq!(sizes[..2], [4, 3], "{sizes:?}");
+    assert_eq!(sizes[..2], [5, 4], "{sizes:?}");
     assert!(sizes.windows(2).all(|w| w[0] > w[1]), "newest first, no size twice: {sizes:?}");
     assert_eq!(list[1..], before[..], "the anchors from before the restart are unchanged");
 
@@ -207,11 +211,11 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     let pinned = hex::encode(key);
     let (code, err) = svc(&["--log-key", &pinned, "receipt", "--proof", &out.receipt.address]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("log:      leaf 3 of 4"), "{err}");
-    assert!(err.contains("anchor:   head of 4 leaves anchored in"), "{err}");
+    assert!(err.contains("log:      leaf 4 of 5"), "{err}");
+    assert!(err.contains("anchor:   head of 5 leaves anchored in"), "{err}");
     let (code, err) = svc(&["--log-key", &pinned, "chat", "--max-tokens", "8", "Hi."]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("log:      leaf 4 of 5 (inclusion verified"), "{err}");
+    assert!(err.contains("log:      leaf 5 of 6 (inclusion verified"), "{err}");
     let (code, err) = svc(&["--log-key", &hex::encode([9u8; 32]), "receipt", "--proof", &out.receipt.address]);
     assert_ne!(code, 0, "a head signed by another key than the pinned one must fail: {err}");
     assert!(err.contains("signed by another key"), "{err}");

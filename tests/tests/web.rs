@@ -105,6 +105,8 @@ async fn svc_web_check_accepts_the_published_bundle_and_names_a_swapped_script()
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["matches"], true);
     assert_eq!(report["expectedBundleSha256"], published()["bundleSha256"]);
+    // The relay logged the bundle it serves when it started: its first leaf.
+    assert_eq!(report["log"]["leafIndex"], 0, "{report}");
     // The same against the published file.
     let relay = stack.relay_url.clone();
     let (code, _) = tokio::task::spawn_blocking(move || web_check(&relay, &["--published", PUBLISHED])).await.unwrap();
@@ -124,6 +126,8 @@ async fn svc_web_check_accepts_the_published_bundle_and_names_a_swapped_script()
     assert_eq!(bad, ["assets/chat.js"]);
     // The served manifest is still the published one: the script's own hash gives it away.
     assert_eq!(report["servedManifestSha256"], report["expectedBundleSha256"]);
+    // And a server with no log has no leaf to show for its bundle.
+    assert!(report["logError"].as_str().unwrap().contains("not in the log"), "{report}");
 
     let (code, _) = tokio::task::spawn_blocking(|| web_check("http://127.0.0.1:9", &["--published", "/nonexistent"]))
         .await

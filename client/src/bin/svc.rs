@@ -450,7 +450,13 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                     })?
                 }
             };
-            let report = client::web_check::check(&reqwest::Client::new(), &cli.relay, &expected).await;
+            let log_key = cli
+                .log_key
+                .as_deref()
+                .map(|k| shared::tlog::hash::parse_hex(k).ok_or_else(|| Failure(30, "--log-key must be 64 hex".into())))
+                .transpose()?;
+            let report =
+                client::web_check::check(&reqwest::Client::new(), &cli.relay, &expected, log_key.as_ref()).await;
             if json {
                 print_json(&report);
             } else {

@@ -8,6 +8,7 @@ pub mod append;
 pub mod backfill;
 pub mod read;
 pub mod routes;
+pub mod web_bundle;
 
 use ed25519_dalek::SigningKey;
 use serde::Deserialize;

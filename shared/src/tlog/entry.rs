@@ -6,7 +6,10 @@
 //! - kind 0x01, a chat receipt (v2): digest = sha256(ciphertext) (`encryptedPromptHash`),
 //!   signature = `enclaveSigR ‖ enclaveSigS`;
 //! - kind 0x02, a swap receipt (swap-v1): digest = sha256 of its signed message,
-//!   signature = its `signature`.
+//!   signature = its `signature`;
+//! - kind 0x03, a web app bundle the relay serves (docs/web.md): address and digest = the
+//!   bundle's hash (SHA-256 of its manifest), signature zero (the tree head's signature covers
+//!   it), so anyone holding the hash rebuilds the entry.
 
 use crate::address::Address;
 use crate::b64;
@@ -14,6 +17,7 @@ use crate::receipt::{Receipt, decode_hex32};
 
 pub const KIND_CHAT: u8 = 0x01;
 pub const KIND_SWAP: u8 = 0x02;
+pub const KIND_WEB_BUNDLE: u8 = 0x03;
 pub const ENTRY_LEN: usize = 1 + 32 + 32 + 64;
 
 /// The entry bytes.
@@ -45,6 +49,11 @@ pub fn swap(receipt: &crate::swap::SwapReceipt) -> Option<Vec<u8>> {
     let digest = crate::sha256(&receipt.message().ok()?);
     let signature: [u8; 64] = b64::decode_array(&receipt.signature)?;
     Some(encode(KIND_SWAP, &address, &digest, &signature))
+}
+
+/// The entry of a web app bundle, by its hash.
+pub fn web_bundle(bundle_sha256: &[u8; 32]) -> Vec<u8> {
+    encode(KIND_WEB_BUNDLE, &Address(*bundle_sha256), bundle_sha256, &[0; 64])
 }
 
 /// The receipt address an entry names.
