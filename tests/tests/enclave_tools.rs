@@ -57,7 +57,9 @@ fn the_enclave_depends_on_nothing_of_the_relay_or_the_tests() {
     let tree = String::from_utf8(out.stdout).unwrap();
     let crates: Vec<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
     assert!(crates.contains(&"agent") && crates.contains(&"shared"), "{tree}");
-    for forbidden in ["relay-tools", "relay", "dev-quote", "dev-gpu", "rcgen", "sqlx", "standins", "client"] {
+    for forbidden in
+        ["relay-tools", "relay", "web-bundle", "dev-quote", "dev-gpu", "rcgen", "sqlx", "standins", "client"]
+    {
         assert!(!crates.contains(&forbidden), "`{forbidden}` is in the enclave's dependency graph");
     }
 }

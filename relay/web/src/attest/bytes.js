@@ -1,16 +1,11 @@
-// Byte helpers the verifier needs, on Uint8Array only.
+// Byte helpers the verifier needs, on Uint8Array only; the ones the envelope code shares come
+// from ../crypto/bytes.js. `equal` here also takes plain arrays (parsed structures), so it stays.
 
-export const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+import { hex } from '../crypto/bytes.js';
+
+export { concat, hex, unhexAny as unhex, utf8 } from '../crypto/bytes.js';
 
 export const hexUpper = (bytes) => hex(bytes).toUpperCase();
-
-/// Case-insensitive hex, as Rust's `hex::decode`; null when it is not hex of whole bytes.
-export function unhex(text) {
-  if (typeof text !== 'string' || text.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(text)) return null;
-  const out = new Uint8Array(text.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(text.slice(2 * i, 2 * i + 2), 16);
-  return out;
-}
 
 export function equal(a, b) {
   if (!a || !b || a.length !== b.length) return false;
@@ -18,19 +13,7 @@ export function equal(a, b) {
   return true;
 }
 
-export function concat(...parts) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 export const isZero = (bytes) => bytes.every((b) => b === 0);
-
-export const utf8 = (text) => new TextEncoder().encode(text);
 
 /// Little-endian unsigned integers; null past the end.
 export const u16 = (b, at) => (at + 2 <= b.length ? b[at] | (b[at + 1] << 8) : null);
