@@ -140,7 +140,8 @@ async fn metrics_count_by_template_keep_out_what_callers_send_and_see_the_enclav
 
     let before = scrape(&base).await;
     assert_eq!(before.value("svc_enclave_up", &[("enclave", "0")]), Some(1.0), "{}", before.text);
-    assert_eq!(before.value("svc_tlog_size", &[]), Some(0.0));
+    // The one leaf at start: the web bundle the relay serves (docs/web.md).
+    assert_eq!(before.value("svc_tlog_size", &[]), Some(1.0));
     assert_eq!(before.value("svc_database_up", &[]), Some(1.0));
     for outcome in ["completed", "refunded", "abandoned_refunded"] {
         assert_eq!(before.value("svc_usage_rows_total", &[("outcome", outcome)]), Some(0.0), "{outcome}");
@@ -204,7 +205,7 @@ async fn metrics_count_by_template_keep_out_what_callers_send_and_see_the_enclav
     let usage = |s: &Scrape, outcome: &str| s.count("svc_usage_rows_total", &[("outcome", outcome)]);
     assert_eq!(usage(&after, "completed") - usage(&before, "completed"), 2.0, "the /agent call and the chat");
     assert_eq!(usage(&after, "refunded") - usage(&before, "refunded"), 1.0, "the failed /agent call");
-    assert_eq!(after.value("svc_tlog_size", &[]), Some(1.0), "the chat's receipt is a leaf");
+    assert_eq!(after.value("svc_tlog_size", &[]), Some(2.0), "the chat's receipt is a leaf");
 
     // Nothing the callers sent, and no internal address.
     for secret in [CANARY_KEY, "canary", &address, "127.0.0.1", "http://", &relay::accounts::key_id(CANARY_KEY)] {
