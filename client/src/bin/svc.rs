@@ -606,7 +606,12 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let access = client::proxy::Access::new(address, token.as_deref());
             let page = client::proxy_page::PageRelay {
                 base: cli.relay.clone(),
-                http: reqwest::Client::new(),
+                // A relay that stalls must not hold the page's calls forever (the enclave's own
+                // calls are bounded by the relay at 330 s).
+                http: reqwest::Client::builder()
+                    .timeout(std::time::Duration::from_secs(360))
+                    .build()
+                    .map_err(|e| Failure(1, format!("http client: {e}")))?,
                 dev_trust: cli.trust.page_dev_trust()?,
             };
             return match client::proxy::serve(client, listener, access, page).await {
