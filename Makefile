@@ -10,8 +10,9 @@ run: build llm
 	@tools/run.sh
 
 ## Every test: unit, known-answer vectors, storage (SQLite, and PostgreSQL when DATABASE_URL
-## is set) and end to end against the real model server.
-test: build llm lint
+## is set), end to end against the real model server, the fuzz smoke run and the web app's.
+## tools/test.sh compiles the binaries the tests start itself, with the tests' features.
+test: llm lint
 	@tools/test.sh
 
 ## Development binaries: the enclave can serve dev quotes (only when its config asks).

@@ -46,12 +46,16 @@ export CC_x86_64_unknown_linux_musl=musl-gcc
 ENCLAVE=$TARGET/$MUSL/release/enclave
 
 log "[5/7] initramfs (sorted, uid/gid 0, fixed inodes, one fixed mtime)"
-(cd "$ROOT" && cargo build --locked -q -p image-build -p client --bins)
+# mkinitramfs and svc (for `svc measure`): built here, or the ones in IMAGE_TOOLS. tools/test.sh
+# passes those its test build made, so an image built beside running tests never rewrites the
+# binaries they start.
+TOOLS=${IMAGE_TOOLS:-$ROOT/target/debug}
+[[ -n ${IMAGE_TOOLS:-} ]] || (cd "$ROOT" && cargo build --locked -q -p image-build -p client --bins)
 # A constant, not the commit time: committing the published measurements must not change them.
 EPOCH=${SOURCE_DATE_EPOCH:-1735689600}
 mods=()
 while read -r m; do [[ -n $m ]] && mods+=(--module "$WORK/kernel/$m"); done <"$WORK/kernel/modules.order"
-"$ROOT/target/debug/mkinitramfs" --out "$OUT/initrd.cpio" --init "$ENCLAVE" \
+"$TOOLS/mkinitramfs" --out "$OUT/initrd.cpio" --init "$ENCLAVE" \
   --config "$IMAGE_DIR/enclave.json" --mtime "$EPOCH" "${mods[@]}"
 
 # The test variant: the same binary and modules, the configuration plus the test provisioner
@@ -60,7 +64,7 @@ TEST_PROVISIONER=2h5kxRtRLaQ99vMgcTmyZ914bUYBjB5fWifi95mi9v4Y
 mkdir -p "$OUT/test"
 python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["provisioners"] = c.get("provisioners", []) + [sys.argv[2]]; print(json.dumps(c, indent=2))' \
   "$IMAGE_DIR/enclave.json" "$TEST_PROVISIONER" >"$WORK/enclave-test.json"
-"$ROOT/target/debug/mkinitramfs" --out "$OUT/test/initrd.cpio" --init "$ENCLAVE" \
+"$TOOLS/mkinitramfs" --out "$OUT/test/initrd.cpio" --init "$ENCLAVE" \
   --config "$WORK/enclave-test.json" --mtime "$EPOCH" "${mods[@]}"
 
 log "[6/7] command line and launch command"
@@ -69,7 +73,7 @@ sed "s|@CMDLINE@|$(cat "$IMAGE_DIR/cmdline")|" "$IMAGE_DIR/launch.sh.in" >"$OUT/
 chmod 0755 "$OUT/launch.sh"
 
 log "[7/7] measurements and SHA256SUMS"
-"$ROOT/target/debug/svc" measure "$OUT" --measurements-json >"$OUT/measurements.json"
+"$TOOLS/svc" measure "$OUT" --measurements-json >"$OUT/measurements.json"
 (cd "$OUT" && sha256sum OVMF.fd vmlinuz initrd.cpio cmdline launch.sh measurements.json >SHA256SUMS)
 log "done: $OUT"
 cat "$OUT/SHA256SUMS" >&2

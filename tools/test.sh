@@ -1,51 +1,103 @@
 #!/usr/bin/env bash
-# Runs every test with the real model server up for the end-to-end suite, then stops it.
+# Runs every test: the Rust suites (nextest) with the real model server up for the end-to-end
+# suite, the fuzz targets' smoke run and the web app's tests. `make test` builds and lints first.
+#
+# Time on a fresh 2-core machine (docs/benchmarks.md, "CI time"): the reproducible image and the
+# fuzz targets are the two big builds, and only a few tests need them, while the end-to-end suite
+# mostly waits on the processes it starts. So those two builds run in the background at the
+# lowest CPU priority while the suites run, and the tests that need the image run after it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LLM_DIR=${LLM_DIR:-.cache/llm}
 PORT=${LLM_TEST_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
+LOGS=$(mktemp -d)
+step() { printf '[test.sh %5ss] %s\n' "$SECONDS" "$*"; }
+# What this script started, stopped however it ends (each by its own id or process group).
+PEERS='' BACKGROUND=''
+stop_all() {
+  [ -z "$PEERS" ] || kill "$PEERS" 2>/dev/null || true
+  [ -z "$BACKGROUND" ] || kill -- "-$BACKGROUND" 2>/dev/null || true
+  tools/llm/stop.sh "$LLM_DIR" >/dev/null 2>&1 || true
+}
+trap stop_all EXIT
 
-# The age CLI, the real peer that client/tests/age_cli.rs decrypts files from (Debian's `age`).
+# The tests that read the built image (SVC_IMAGE_DIR): they run once the background build is done.
+IMAGE_TESTS='binary_id(e2e::image_boot) | binary_id(e2e::launch_td) | binary_id(e2e::enclave_tools) | binary_id(e2e::cli_json) | binary_id(shared::rtmr0)'
+
+# Debian packages first, all in the foreground: apt takes one caller at a time, and the image
+# build in the background installs its own few (nasm, kmod, musl-tools) while nothing else does.
+# The age CLI is the real peer client/tests/age_cli.rs decrypts files from; Chromium runs the
+# web app's browser tests; QEMU boots the image.
 command -v age >/dev/null || { apt-get update -qq && apt-get install -y -qq age; }
-
-# The reproducible image and QEMU, for the boot test and the published-measurements check.
+command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 image/qemu-install.sh
-image/build.sh image/out
+
+# The peers, fetched while the tests compile (network, not CPU): the real npm clients (x402, MCP,
+# OpenAI) and the local Solana chain (Surfpool) from their committed locks, installed again only
+# when a lock changed; the Python peers (a2a-sdk 1.3 and 0.3, openapi-spec-validator,
+# schemathesis, the OpenAI SDK, prometheus-client), each set in a venv from its pinned
+# requirements.
+step "installing the peers in the background"
+{ tools/npm-install.sh tests/x402-peer tests/chain tests/mcp-peer tests/openai-peer relay/web \
+    && tools/peers.sh .cache/peers; } >"$LOGS/peers.log" 2>&1 &
+PEERS=$!
+
+# Every test binary and the workspace's binaries, compiled with the tests' features (the same
+# ones the end-to-end tests and the web app's browser tests start), before the background
+# builds start so they do not compete.
+command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
+NEXTEST=(cargo nextest run --locked --workspace --all-features --no-fail-fast)
+step "compiling the tests"
+"${NEXTEST[@]}" --no-run
+wait "$PEERS" || { cat "$LOGS/peers.log" >&2; echo "[test.sh] installing the peers failed" >&2; exit 1; }
+PEERS=
+export SVC_PEERS_DIR=$PWD/.cache/peers
+
+step "building the image and the fuzz targets in the background (logs: $LOGS)"
+export LOGS
+# Its own process group (setsid), so an early exit stops the whole build and nothing else.
+export IMAGE_TOOLS=$PWD/target/debug
+setsid bash -c '
+  nice -n 19 image/build.sh image/out >"$LOGS/image.log" 2>&1
+  echo $? >"$LOGS/image.status"
+  { cargo fuzz --version >/dev/null 2>&1 || nice -n 19 cargo install --locked cargo-fuzz --version 0.13.2; } \
+    >>"$LOGS/fuzz.log" 2>&1 && nice -n 19 tests/fuzz/smoke.sh >>"$LOGS/fuzz.log" 2>&1
+  echo $? >"$LOGS/fuzz.status"
+' &
+BACKGROUND=$!
 export SVC_IMAGE_DIR=$PWD/image/out
 
-# The real x402 npm client the x402 end-to-end test pays with, from the committed lock; installed
-# again only when the lock changed since the last install.
-# The local Solana chain (Surfpool) the chain tests run on, the same way.
-tools/npm-install.sh tests/x402-peer tests/chain tests/mcp-peer tests/openai-peer
-
-# The Python peers of the discovery, proxy and operations tests (a2a-sdk 1.3 and 0.3,
-# openapi-spec-validator, schemathesis, the OpenAI SDK, prometheus-client), each set in a venv
-# from its pinned requirements.
-tools/peers.sh .cache/peers
-export SVC_PEERS_DIR=$PWD/.cache/peers
 # svc's state (wallet certificates, the TCB floor, MCP spending) for this run only, not ~/.local.
 export SVC_STATE_DIR=${SVC_STATE_DIR:-$(mktemp -d)}
-
-# The fuzz targets' smoke run (tests/fuzz/smoke.sh, docs/fuzzing.md): every target built with
-# cargo-fuzz on the pinned stable toolchain (cached under tests/fuzz/target) and run briefly over its
-# committed corpus and a few thousand new inputs. cargo-fuzz is installed from crates.io when
-# missing, at the version docs/fuzzing.md records.
-cargo fuzz --version >/dev/null 2>&1 || cargo install --locked cargo-fuzz --version 0.13.2
-tests/fuzz/smoke.sh
 
 # The model server stays quick enough while tests run if it keeps one thread for itself.
 export LLM_THREADS=${LLM_THREADS:-1}
 tools/llm/start.sh "$LLM_DIR" "$PORT" >/dev/null
-trap 'tools/llm/stop.sh "$LLM_DIR" >/dev/null 2>&1 || true' EXIT
 export LLM_BASE_URL="http://127.0.0.1:$PORT/v1"
 
 status=0
-if cargo nextest --version >/dev/null 2>&1; then
-  # nextest skips doctests; the crates have none, so nothing is left out.
-  cargo nextest run --locked --workspace --all-features --no-fail-fast || status=$?
-else
-  cargo test --locked --workspace --all-features --no-fail-fast || status=$?
-fi
-# The web app (relay/web): node's test runner, whose summary closes the output.
+step "the Rust suites, except the tests that need the image"
+# (nextest skips doctests; the crates have none, so nothing is left out.)
+"${NEXTEST[@]}" -E "not ($IMAGE_TESTS)" || status=$?
+
+step "the web app (relay/web)"
 tools/web-test.sh || status=$?
+
+step "waiting for the image and the fuzz smoke run"
+wait "$BACKGROUND" || true
+for part in image fuzz; do
+  code=$(cat "$LOGS/$part.status" 2>/dev/null || echo 1)
+  if [ "$code" != 0 ]; then
+    echo "[test.sh] the $part build failed ($code); its log:" >&2
+    tail -n 60 "$LOGS/$part.log" >&2 || true
+    status=1
+  fi
+done
+grep -h '^fuzz smoke' "$LOGS/fuzz.log" 2>/dev/null || true
+
+if [ "$(cat "$LOGS/image.status" 2>/dev/null)" = 0 ]; then
+  step "the tests that need the image"
+  "${NEXTEST[@]}" -E "$IMAGE_TESTS" || status=$?
+fi
+step "done (status $status)"
 exit $status

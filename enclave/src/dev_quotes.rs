@@ -31,6 +31,14 @@ pub struct DevQuotesConfig {
     /// Where to write the dev root certificate (PEM) for clients' `--dev-root`.
     #[serde(default)]
     pub write_root_pem: Option<PathBuf>,
+    /// `false`: quotes carry no collateral, as configfs-tsm's do, so clients (or the relay's
+    /// `collateral.pccsUrl`) must fetch it; for testing that path without TDX hardware.
+    #[serde(default = "yes")]
+    pub collateral: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_quote_version() -> u8 {
@@ -58,7 +66,8 @@ pub struct DevQuotes {
     pki: DevPki,
     template: TdReport,
     version: QuoteVersion,
-    collateral: String,
+    /// `None` when `devQuotes.collateral` is false.
+    collateral: Option<String>,
 }
 
 fn hex_exact<const N: usize>(name: &str, text: &str) -> Result<[u8; N], ConfigError> {
@@ -92,7 +101,7 @@ impl DevQuotes {
             std::fs::write(path, pki.root_cert_pem())
                 .map_err(|e| ConfigError::Invalid(format!("devQuotes.writeRootPem {}: {e}", path.display())))?;
         }
-        Ok(DevQuotes { pki, template, version, collateral })
+        Ok(DevQuotes { pki, template, version, collateral: config.collateral.then_some(collateral) })
     }
 }
 
@@ -107,6 +116,6 @@ impl QuoteProvider for DevQuotes {
     }
 
     fn collateral(&self) -> Option<String> {
-        Some(self.collateral.clone())
+        self.collateral.clone()
     }
 }

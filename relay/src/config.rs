@@ -85,6 +85,8 @@ pub struct RelayConfig {
     pub log: crate::log::LogConfig,
     /// The web app's development trust (docs/web.md).
     pub web: crate::web::WebConfig,
+    /// Intel's collateral for quotes that carry none (real TDX), on `/tee/attestation`.
+    pub collateral: crate::enclaves::collateral::CollateralConfig,
 }
 
 impl Default for RelayConfig {
@@ -128,6 +130,7 @@ impl Default for RelayConfig {
             ledger: Default::default(),
             log: Default::default(),
             web: Default::default(),
+            collateral: Default::default(),
         }
     }
 }

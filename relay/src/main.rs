@@ -121,6 +121,7 @@ async fn run() -> Result<(), String> {
         openapi: relay::discovery::openapi::Documents::new(&config.public_url()),
         metrics: Default::default(),
         web: config.web.clone(),
+        collateral: relay::enclaves::collateral::CollateralSource::from_config(&config.collateral),
     });
     relay::agents_v1::start(&state);
     relay::billing::deposits::start(&state);

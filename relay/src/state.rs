@@ -45,6 +45,8 @@ pub struct AppState {
     pub metrics: crate::metrics::Metrics,
     /// The web app's development trust, when configured.
     pub web: crate::web::WebConfig,
+    /// Where collateral for quotes without it comes from (`collateral.pccsUrl`).
+    pub collateral: Option<crate::enclaves::collateral::CollateralSource>,
 }
 
 /// What calls cost, in stablecoin base units.

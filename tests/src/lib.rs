@@ -498,7 +498,12 @@ fn start_enclave(dir: &Path, port: u16, options: &StackOptions) -> Process {
         base.extend(extra.clone());
     }
     if options.dev_quotes {
-        config["devQuotes"] = serde_json::json!({"seed": DEV_SEED, "writeRootPem": dir.join("dev-root.pem")});
+        // `enclave.devQuotes` adds to these (e.g. `"collateral": false`) rather than replacing them.
+        let mut dev = serde_json::json!({"seed": DEV_SEED, "writeRootPem": dir.join("dev-root.pem")});
+        if let (Some(dev), Some(extra)) = (dev.as_object_mut(), options.enclave["devQuotes"].as_object()) {
+            dev.extend(extra.clone());
+        }
+        config["devQuotes"] = dev;
     }
     std::fs::write(&config_path, config.to_string()).unwrap();
     let env: Vec<(&str, &str)> = options.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();

@@ -6,7 +6,7 @@ use std::process::Command;
 use client::ClientError;
 use client::attest::AttestOptions;
 use client::chat::ChatOptions;
-use e2e::{Stack, binary, dev_measurements};
+use e2e::{Stack, StackOptions, binary, dev_measurements};
 use serde_json::Value;
 use shared::attest::{TrustRoot, Verdict};
 
@@ -152,6 +152,65 @@ fn svc_attest_online_exit_codes_and_document() {
     let (code, out, _) = svc(&stack, &["attest"]);
     assert_eq!(code, 10);
     assert!(out.contains("REJECT (untrusted_root)"), "{out}");
+}
+
+/// Real TDX quotes carry no collateral (configfs-tsm gives none). Without `collateral.pccsUrl` a
+/// client has nothing to check them with; with it, the relay attaches what the PCS serves (here
+/// the stand-in with the dev PKI's), asks once per platform, and changes nothing else in the
+/// enclave's document.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_relay_attaches_collateral_to_quotes_that_carry_none() {
+    let seed: [u8; 32] = hex::decode(e2e::DEV_SEED).unwrap().try_into().unwrap();
+    let dev_collateral = dev_quote::DevPki::from_seed(&seed).collateral(&dev_quote::CollateralOptions::default());
+    let dev_collateral = String::from_utf8(dev_collateral).unwrap();
+    let (pcs, asked) = standins::pcs::start(&dev_collateral).await;
+    let without_collateral = serde_json::json!({"devQuotes": {"collateral": false}});
+    let stack = Stack::start_with(StackOptions {
+        enclave: without_collateral.clone(),
+        relay: serde_json::json!({"collateral": {"pccsUrl": pcs.base_url}}),
+        ..StackOptions::default()
+    });
+    let root = stack.dev_root_pem_path();
+    let http = reqwest::Client::new();
+    let get = |url: String| {
+        let http = http.clone();
+        async move { http.get(url).send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let nonce = "ab".repeat(32);
+    let direct = get(format!("http://127.0.0.1:{}/attestation?nonce={nonce}", stack.enclave_port)).await;
+    let served = get(format!("{}/tee/attestation?nonce={nonce}", stack.relay_url)).await;
+
+    let expected = shared::attest::Collateral::from_json(&dev_collateral).unwrap().to_json();
+    let (mut stripped, mut direct) = (served.clone(), direct);
+    for quote in ["tdxQuote", "bindingTdxQuote"] {
+        assert!(direct[quote]["quote"].is_string() && direct[quote]["collateral"].is_null(), "{direct}");
+        assert_eq!(served[quote]["collateral"].as_str(), Some(expected.as_str()), "{quote}");
+        for doc in [&mut stripped, &mut direct] {
+            doc[quote].as_object_mut().unwrap().remove("collateral");
+        }
+    }
+    assert_eq!(stripped, direct, "only the collateral was added");
+    // Both quotes are from one platform: one fetch, and it named only the FMSPC and the CA.
+    let requests = asked.requests();
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    assert!(requests.iter().any(|r| r.starts_with("/tdx/certification/v4/tcb?fmspc=")), "{requests:?}");
+
+    // svc, which carries no PCCS of its own here, verifies with what the relay attached.
+    let (code, out, err) = svc(&stack, &["--dev-root", root.to_str().unwrap(), "attest", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["verdict"], "accept");
+    assert_eq!(asked.requests().len(), 4, "served from the relay's memory until nextUpdate");
+    drop(stack);
+
+    // The same enclave's quotes behind a relay without a PCCS: nothing to verify them with (nor
+    // for the key holder, so this one is not provisioned).
+    let bare =
+        Stack::start_with(StackOptions { enclave: without_collateral, provision: false, ..StackOptions::default() });
+    let root = bare.dev_root_pem_path();
+    let (code, out, _) = svc(&bare, &["--dev-root", root.to_str().unwrap(), "attest"]);
+    assert_eq!(code, 20, "{out}");
+    assert!(out.contains("no_collateral"), "{out}");
 }
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");

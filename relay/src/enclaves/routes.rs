@@ -1,6 +1,7 @@
 //! The enclaves' public routes: key, attestation and the list of all keys, passed through byte
-//! for byte (clients verify them; the relay adds nothing it could forge), and provisioning,
-//! forwarded unread to the enclave the bundle is sealed to.
+//! for byte (clients verify them; the relay adds nothing it could forge: at most Intel's signed
+//! collateral to a quote that has none), and provisioning, forwarded unread to the enclave the
+//! bundle is sealed to.
 
 use axum::Json;
 use axum::extract::{RawQuery, State};
@@ -59,7 +60,13 @@ pub async fn attestation(State(app): State<App>, RawQuery(query): RawQuery) -> R
         ),
     };
     let enclave = app.enclaves.for_key(key_id).await?;
-    let answer = enclave.get(&path).await.map_err(|_| enclave.unreachable())?;
+    let mut answer = enclave.get(&path).await.map_err(|_| enclave.unreachable())?;
+    if let Some(source) = &app.collateral
+        && answer.status == 200
+        && let Some(body) = source.attach(&answer.body, crate::unix_now().max(0) as u64).await
+    {
+        answer.body = body.into();
+    }
     Ok(passthrough(answer))
 }
 

@@ -11,6 +11,7 @@ pub mod jupiter;
 pub mod notion;
 pub mod openai;
 pub mod paysh;
+pub mod pcs;
 pub mod router;
 pub mod solana_rpc;
 pub mod web;
