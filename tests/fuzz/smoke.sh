@@ -11,6 +11,10 @@ FUZZ_DIR=$PWD
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$FUZZ_DIR/target}
 SMOKE_RUNS=${SMOKE_RUNS:-20000}
 SMOKE_SECONDS=${SMOKE_SECONDS:-12}
+# A few thousand inputs need no more than opt-level 1, and the build (every crate of the relay,
+# client and enclave, instrumented) is much quicker than at the profile's 3, which the long runs
+# (long.sh) keep.
+export CARGO_PROFILE_RELEASE_OPT_LEVEL=${CARGO_PROFILE_RELEASE_OPT_LEVEL:-1}
 
 command -v c++ >/dev/null || { echo "tests/fuzz/smoke.sh: needs a C++ compiler (libFuzzer is built from source)" >&2; exit 1; }
 cargo fuzz --version >/dev/null 2>&1 || { echo "tests/fuzz/smoke.sh: needs cargo-fuzz (cargo install --locked cargo-fuzz)" >&2; exit 1; }
