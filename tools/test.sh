@@ -46,7 +46,7 @@ PEERS=$!
 # ones the end-to-end tests and the web app's browser tests start), before the background
 # builds start so they do not compete.
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
-NEXTEST=(cargo nextest run --locked --workspace --all-features --no-fail-fast)
+NEXTEST=(cargo nextest run --locked --workspace --all-features)
 step "compiling the tests"
 "${NEXTEST[@]}" --no-run
 wait "$PEERS" || { cat "$LOGS/peers.log" >&2; echo "[test.sh] installing the peers failed" >&2; exit 1; }
@@ -78,7 +78,7 @@ export LLM_BASE_URL="http://127.0.0.1:$PORT/v1"
 status=0
 step "the Rust suites, except the tests that need the image"
 # (nextest skips doctests; the crates have none, so nothing is left out.)
-"${NEXTEST[@]}" -E "not ($IMAGE_TESTS)" || status=$?
+"${NEXTEST[@]}" --no-fail-fast -E "not ($IMAGE_TESTS)" || status=$?
 
 step "the web app (relay/web)"
 tools/web-test.sh || status=$?
@@ -97,7 +97,7 @@ grep -h '^fuzz smoke' "$LOGS/fuzz.log" 2>/dev/null || true
 
 if [ "$(cat "$LOGS/image.status" 2>/dev/null)" = 0 ]; then
   step "the tests that need the image"
-  "${NEXTEST[@]}" -E "$IMAGE_TESTS" || status=$?
+  "${NEXTEST[@]}" --no-fail-fast -E "$IMAGE_TESTS" || status=$?
 fi
 step "done (status $status)"
 exit $status

@@ -114,15 +114,7 @@ fn sgx_sample_is_rejected_as_not_tdx() {
 fn check_sgx() -> shared::attest::VerificationDocument {
     let quote = read("sgx_quote");
     let collateral = Collateral::from_json(&String::from_utf8(read("sgx_quote_collateral.json")).unwrap()).unwrap();
-    let m = Measurements {
-        schema_version: 1,
-        images: vec![],
-        rtmr0: vec![],
-        mr_config_id: None,
-        mr_owner: None,
-        mr_owner_config: None,
-        min_tcb_evaluation_data_number: None,
-    };
+    let m = Measurements::pinning_nothing();
     let evidence = Evidence {
         quote: &quote,
         collateral: &collateral,

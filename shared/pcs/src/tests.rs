@@ -7,18 +7,6 @@ use super::*;
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/test-vectors/dcap-qvl-samples");
 
-fn no_measurements() -> Measurements {
-    Measurements {
-        schema_version: 1,
-        images: vec![],
-        rtmr0: vec![],
-        mr_config_id: None,
-        mr_owner: None,
-        mr_owner_config: None,
-        min_tcb_evaluation_data_number: None,
-    }
-}
-
 #[tokio::test]
 async fn fetches_and_assembles_collateral_that_verifies_intels_quote() {
     let sample = std::fs::read_to_string(format!("{SAMPLES}/tdx_quote_collateral.json")).unwrap();
@@ -45,7 +33,7 @@ async fn fetches_and_assembles_collateral_that_verifies_intels_quote() {
     assert_eq!(collateral.to_json(), Collateral::from_json(&sample).unwrap().to_json());
     let doc = verify(
         &Evidence { quote: &quote, collateral: &collateral, binding: None, nonce: None },
-        &Policy::new(TrustRoot::Intel, no_measurements()),
+        &Policy::new(TrustRoot::Intel, Measurements::pinning_nothing()),
         1_750_377_600,
     );
     assert!(doc.check("dcap").unwrap().ok, "{doc:#?}");

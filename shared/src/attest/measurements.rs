@@ -65,6 +65,20 @@ pub enum MeasurementsError {
 }
 
 impl Measurements {
+    /// A file that pins no image: only the platform is checked (DCAP, TCB, debug off). For
+    /// checking a bare sample quote, never for trusting an enclave.
+    pub fn pinning_nothing() -> Self {
+        Measurements {
+            schema_version: 1,
+            images: vec![],
+            rtmr0: vec![],
+            mr_config_id: None,
+            mr_owner: None,
+            mr_owner_config: None,
+            min_tcb_evaluation_data_number: None,
+        }
+    }
+
     pub fn from_json(text: &str) -> Result<Self, MeasurementsError> {
         let m: Measurements = serde_json::from_str(text).map_err(|e| MeasurementsError::Invalid(e.to_string()))?;
         if m.schema_version != 1 {

@@ -778,15 +778,7 @@ pub fn measurements_of(quote: &[u8]) -> Measurements {
 /// binding is to a key the samples do not bind, so an intact sample fails `binding_mismatch`
 /// (and is accepted offline, with no binding requested).
 fn samples() -> Vec<Entry> {
-    let empty = Measurements {
-        schema_version: 1,
-        images: vec![],
-        rtmr0: vec![],
-        mr_config_id: None,
-        mr_owner: None,
-        mr_owner_config: None,
-        min_tcb_evaluation_data_number: None,
-    };
+    let empty = Measurements::pinning_nothing();
     let sample = |name: &str,
                   quote: &str,
                   collateral: &str,

@@ -32,15 +32,7 @@ fuzz_target!(|data: &[u8]| {
         // A node's answer, JSON.
         3 => {
             if let Ok(evidence) = serde_json::from_slice::<NodeEvidence>(rest) {
-                let image = Measurements {
-                    schema_version: 1,
-                    images: vec![],
-                    rtmr0: vec![],
-                    mr_config_id: None,
-                    mr_owner: None,
-                    mr_owner_config: None,
-                    min_tcb_evaluation_data_number: None,
-                };
+                let image = Measurements::pinning_nothing();
                 let policy = NodePolicy {
                     tdx: Policy::new(TrustRoot::Intel, image),
                     gpu: GpuPolicy { firmware: vec![], max_ocsp_age_secs: 86_400, device_root: DeviceRoot::Nvidia },
