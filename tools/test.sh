@@ -42,12 +42,14 @@ step "installing the peers in the background"
     && tools/peers.sh .cache/peers; } >"$LOGS/peers.log" 2>&1 &
 PEERS=$!
 
-# Every test binary and the workspace's binaries, compiled with the tests' features (the same
-# ones the end-to-end tests and the web app's browser tests start), before the background
-# builds start so they do not compete.
+# Every test binary and the workspace's binaries (which the end-to-end tests and the web app's
+# browser tests start), before the background builds start so they do not compete. Built in
+# one invocation with the tests, Cargo gives the binaries the tests' features (dev-dependencies
+# included), so nextest then reuses all of it.
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 NEXTEST=(cargo nextest run --locked --workspace --all-features)
-step "compiling the tests"
+step "compiling the binaries and the tests"
+cargo build --locked --workspace --all-features --bins --tests
 "${NEXTEST[@]}" --no-run
 wait "$PEERS" || { cat "$LOGS/peers.log" >&2; echo "[test.sh] installing the peers failed" >&2; exit 1; }
 PEERS=
