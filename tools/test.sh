@@ -83,6 +83,9 @@ step "the Rust suites, except the tests that need the image"
 "${NEXTEST[@]}" --no-fail-fast -E "not ($IMAGE_TESTS)" || status=$?
 
 step "the web app (relay/web)"
+# The corpus exporter its verifier test compares against, from the build above (else it builds
+# one with other features).
+export SVC_ATTEST_CORPUS_BIN=$PWD/target/debug/attest-corpus
 tools/web-test.sh || status=$?
 
 step "waiting for the image and the fuzz smoke run"
