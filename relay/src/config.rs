@@ -170,6 +170,11 @@ impl RelayConfig {
             config.api_keys.extend(keys.split(',').map(str::trim).filter(|k| !k.is_empty()).map(String::from));
         }
         config.program_id()?;
+        if let Some(url) = config.collateral.pccs_url.as_deref().filter(|u| !u.is_empty())
+            && !(url.starts_with("https://") || url.starts_with("http://"))
+        {
+            return Err(ConfigError::Invalid("collateral.pccsUrl must be an http(s) URL".into()));
+        }
         config.ledger.check().map_err(ConfigError::Invalid)?;
         config.server.check().map_err(ConfigError::Invalid)?;
         if config.guest_ipv6_prefix > 128 {
