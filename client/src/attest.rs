@@ -5,7 +5,8 @@ use rand_core::{OsRng, RngCore};
 use serde::Serialize;
 use shared::attest::verify::NonceProof;
 use shared::attest::{
-    Binding, Collateral, Evidence, Measurements, Policy, TrustRoot, Verdict, VerificationDocument, verify,
+    Binding, Collateral, Evidence, Measurements, Policy, TrustRoot, Verdict, VerificationDocument, VerifiedPlatforms,
+    verify_remembering,
 };
 use shared::b64;
 use shared::keys::{EnclaveKey, TeeKey};
@@ -14,6 +15,10 @@ use shared::wire::{AttestationResponse, ProvisioningState, TDX_QUOTE_UNAVAILABLE
 use crate::api::Client;
 use crate::error::ClientError;
 use crate::key_cache::CachedKey;
+
+/// Enclave platforms this process has verified: a proxy or agent that checks the same enclaves
+/// again pays one signature per quote, not the whole chain.
+static PLATFORMS: std::sync::LazyLock<VerifiedPlatforms> = std::sync::LazyLock::new(VerifiedPlatforms::default);
 
 /// How this client decides whether to trust an enclave.
 #[derive(Debug, Clone)]
@@ -221,9 +226,10 @@ pub fn evaluate(
         let text = options.collateral.as_ref().or(q.collateral.as_ref()).ok_or("no_collateral")?;
         let collateral = Collateral::from_json(text).map_err(|e| e.reason())?;
         options.tcb_floor.admit(&collateral)?;
-        let doc = verify(
+        let doc = verify_remembering(
             &Evidence { quote: &bytes, collateral: &collateral, binding: Some(binding), nonce: proof },
             &policy,
+            &PLATFORMS,
             now,
         );
         Ok((doc, bytes))

@@ -4,11 +4,34 @@
 use super::document::{Outcome, Verdict, VerificationDocument};
 // Also reachable at their former paths here, which callers use.
 pub use super::evidence::{Evidence, MAX_QUOTE_LEN, NonceProof};
+use super::platforms::VerifiedPlatforms;
 use super::policy::{Policy, binding, measurements, nonce, tcb, td_attributes};
 
+/// Checks `evidence` in full.
 pub fn verify(evidence: &Evidence<'_>, policy: &Policy, now: u64) -> VerificationDocument {
+    check(evidence, policy, now, None)
+}
+
+/// Checks `evidence`, taking the DCAP result for a platform that verified before from
+/// `platforms` (and leaving it there when it verifies now): for callers that see the same
+/// enclaves again. The document is the one [`verify`] gives.
+pub fn verify_remembering(
+    evidence: &Evidence<'_>,
+    policy: &Policy,
+    platforms: &VerifiedPlatforms,
+    now: u64,
+) -> VerificationDocument {
+    check(evidence, policy, now, Some(platforms))
+}
+
+fn check(
+    evidence: &Evidence<'_>,
+    policy: &Policy,
+    now: u64,
+    platforms: Option<&VerifiedPlatforms>,
+) -> VerificationDocument {
     let mut results = Outcome::default();
-    let tcb_status = run(evidence, policy, now, &mut results);
+    let tcb_status = run(evidence, policy, now, platforms, &mut results);
     let mut checks = results.checks;
     // After a failed DCAP check the later rows still show the quote's values, to help
     // diagnosis; say plainly that nothing vouches for them.
@@ -36,11 +59,18 @@ pub fn verify(evidence: &Evidence<'_>, policy: &Policy, now: u64) -> Verificatio
 }
 
 /// The policies in order; returns dcap-qvl's TCB status when the chain verified.
-fn run(e: &Evidence<'_>, policy: &Policy, now: u64, results: &mut Outcome) -> Option<String> {
+fn run(
+    e: &Evidence<'_>,
+    policy: &Policy,
+    now: u64,
+    platforms: Option<&VerifiedPlatforms>,
+    results: &mut Outcome,
+) -> Option<String> {
     // 1. Shape, before any cryptography.
     let (parsed, quote) = super::evidence::parse(e.quote);
     results.extend(parsed);
-    let td = quote.as_ref()?.report.as_td10()?;
+    let quote = quote?;
+    let td = quote.report.as_td10()?;
 
     // 2. The DCAP chain: PCK certificates and CRLs, TCB info, QE identity, signatures.
     let collateral = &e.collateral.inner;
@@ -50,7 +80,7 @@ fn run(e: &Evidence<'_>, policy: &Policy, now: u64, results: &mut Outcome) -> Op
     if missing {
         return None;
     }
-    let (dcap, tcb_status) = tcb::dcap(e.quote, collateral, policy, now);
+    let (dcap, tcb_status) = tcb::dcap(e.quote, &quote, e.collateral, policy, now, platforms);
     results.extend(dcap);
     results.extend(tcb::evaluation_floor(e.collateral, policy.measurements.min_tcb_evaluation_data_number));
 

@@ -2,12 +2,14 @@
 //! signatures under the policy's trust root; we allow only the policy's TCB statuses and name
 //! each dcap-qvl failure.
 
-use dcap_qvl::QuoteCollateralV3;
+use dcap_qvl::quote::Quote;
 use dcap_qvl::verify::QuoteVerifier;
+use dcap_qvl::{QuoteCollateralV3, QuotePolicy};
 
 use super::{Policy, TrustRoot};
 use crate::attest::collateral::Collateral;
 use crate::attest::document::{Outcome, Verdict};
+use crate::attest::platforms::{Platform, QuoteIdentity, VerifiedPlatforms};
 
 /// Both CRLs must be present: an empty one would otherwise surface as a parse error.
 pub(crate) fn crls_present(collateral: &QuoteCollateralV3) -> Outcome {
@@ -36,32 +38,56 @@ pub(crate) fn evaluation_floor(collateral: &Collateral, minimum: Option<u32>) ->
 }
 
 /// Rows `dcap` and, when the chain verified, `tcb_status`; with the TCB status dcap-qvl gave.
+/// With `platforms`, a quote from a platform that verified before under the same collateral
+/// costs its own signature only (`platforms.rs` says why that is the same check).
 pub(crate) fn dcap(
-    quote: &[u8],
-    collateral: &QuoteCollateralV3,
+    raw: &[u8],
+    quote: &Quote,
+    collateral: &Collateral,
     policy: &Policy,
     now: u64,
+    platforms: Option<&VerifiedPlatforms>,
 ) -> (Outcome, Option<String>) {
-    let mut out = Outcome::default();
     let verifier = match &policy.root {
         TrustRoot::Intel => QuoteVerifier::new_prod(),
         TrustRoot::Dev(der) => QuoteVerifier::new(der.clone()),
     };
-    match verifier.verify(quote, collateral, now) {
-        Ok(report) => {
-            out.record("dcap", true, None, Some(report.status.clone()), None);
-            let allowed = policy.allowed_tcb_statuses.contains(&report.status);
+    let remembered = platforms.and_then(|p| Some((p, QuoteIdentity::of(raw, quote, collateral, &policy.root)?)));
+    let platform = remembered.and_then(|(platforms, id)| {
+        if let Some(known) = platforms.recall(&id, raw, quote, now) {
+            return Some(known);
+        }
+        // The claims carry the collateral's time window; dcap-qvl's policy is left open, as the
+        // TCB status is judged below against ours.
+        let claims = verifier.verify_with_policy(raw, &collateral.inner, now, &QuotePolicy::claims_only(now)).ok()?;
+        let platform =
+            Platform::new(claims.tcb.status.to_string(), claims.tcb.advisory_ids, now, claims.earliest_expiration_date);
+        platforms.remember(id, platform.clone());
+        Some(platform)
+    });
+    // Anything but a remembered or newly verified platform gets dcap-qvl's own answer.
+    let platform = match platform {
+        Some(platform) => Ok(platform),
+        None => verifier
+            .verify(raw, &collateral.inner, now)
+            .map(|report| Platform::new(report.status, report.advisory_ids, now, now)),
+    };
+    let mut out = Outcome::default();
+    match platform {
+        Ok(Platform { status, advisory_ids, .. }) => {
+            out.record("dcap", true, None, Some(status.clone()), None);
+            let allowed = policy.allowed_tcb_statuses.contains(&status);
             out.record(
                 "tcb_status",
                 allowed,
                 Some(policy.allowed_tcb_statuses.join(" | ")),
-                Some(report.status.clone()),
-                (!report.advisory_ids.is_empty()).then(|| report.advisory_ids.join(", ")),
+                Some(status.clone()),
+                (!advisory_ids.is_empty()).then(|| advisory_ids.join(", ")),
             );
             if !allowed {
                 out.fail(Verdict::Reject, "tcb_status_not_allowed");
             }
-            (out, Some(report.status))
+            (out, Some(status))
         }
         Err(err) => {
             let chain = format!("{err:#}");
