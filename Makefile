@@ -29,8 +29,8 @@ lint:
 
 ## Benchmarks: enclave crypto, quote verification, sealed objects (criterion), debits/s, log
 ## appends/s and proofs at 1M entries, provisioning round trips, swap quotes and sessions per
-## minute, the proxy's added latency, the private route's overhead, and load and memory against
-## nginx (docs/benchmarks.md).
+## minute, the proxy's added latency, the private route's overhead and its rate at saturation,
+## and load and memory against nginx (docs/benchmarks.md).
 bench:
 	cargo bench --locked -p shared --all-features
 	cargo bench --locked -p enclave --bench sealed
@@ -41,6 +41,7 @@ bench:
 	cargo bench --locked -p e2e --bench swaps
 	cargo bench --locked -p e2e --bench proxy
 	cargo bench --locked -p e2e --bench private_route
+	cargo bench --locked -p e2e --bench private_load
 	cargo bench --locked -p e2e --bench wallets
 	tools/bench/load.sh
 

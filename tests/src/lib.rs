@@ -567,3 +567,17 @@ pub async fn join_all<F: std::future::Future>(futures: impl IntoIterator<Item = 
     .await;
     out.into_iter().map(|o| o.expect("every future finished")).collect()
 }
+
+/// A fresh PostgreSQL database named after `label`, when `DATABASE_URL` is set (CI sets it);
+/// `None` (the caller runs on SQLite or skips) otherwise.
+pub async fn fresh_postgres(label: &str) -> Option<String> {
+    use sqlx::Connection;
+    let admin_url = std::env::var("DATABASE_URL").ok()?;
+    sqlx::any::install_default_drivers();
+    let stamp = hex::encode(shared::sha256(format!("{label}{}", unique()).as_bytes()));
+    let name = format!("svc_e2e_{}", &stamp[..12]);
+    let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
+    let (base, _) = admin_url.rsplit_once('/').unwrap();
+    Some(format!("{base}/{name}"))
+}

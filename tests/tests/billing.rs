@@ -4,24 +4,17 @@
 
 use e2e::{Process, Stack, StackOptions, free_port, wait_http};
 use serde_json::{Value, json};
-use sqlx::Connection;
 use standins::openai::{self, Turn};
 
 const PRICE: i64 = 1_000;
 
 /// A fresh PostgreSQL database for one test, when `DATABASE_URL` is set (CI sets it).
 async fn fresh_postgres(label: &str) -> Option<String> {
-    let Ok(admin_url) = std::env::var("DATABASE_URL") else {
+    let url = e2e::fresh_postgres(label).await;
+    if url.is_none() {
         eprintln!("DATABASE_URL not set: PostgreSQL {label} test skipped (CI sets it)");
-        return None;
-    };
-    sqlx::any::install_default_drivers();
-    let stamp = hex::encode(shared::sha256(format!("{label}{:?}", std::time::SystemTime::now()).as_bytes()));
-    let name = format!("svc_e2e_{}", &stamp[..12]);
-    let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    Some(format!("{base}/{name}"))
+    }
+    url
 }
 
 async fn stack(database_url: Option<String>) -> (Stack, standins::Running) {

@@ -14,7 +14,6 @@ use shared::address::Address;
 use shared::solana::associated_token;
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::token;
-use sqlx::Connection;
 
 /// The stablecoin credits from 1,000 base units; the token (the service token here) from 1.
 const USDC_MIN: u64 = 1_000;
@@ -25,14 +24,7 @@ const FLOOD: u64 = 25;
 
 /// A fresh PostgreSQL database when `DATABASE_URL` is set (CI sets it), else SQLite.
 async fn database() -> Option<String> {
-    let admin_url = std::env::var("DATABASE_URL").ok()?;
-    sqlx::any::install_default_drivers();
-    let stamp = hex::encode(shared::sha256(format!("deposits{:?}", std::time::SystemTime::now()).as_bytes()));
-    let name = format!("svc_e2e_{}", &stamp[..12]);
-    let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    Some(format!("{base}/{name}"))
+    e2e::fresh_postgres("deposits").await
 }
 
 async fn world(database_url: Option<String>) -> SwapWorld {

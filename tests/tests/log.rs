@@ -2,7 +2,8 @@
 //! and client: every receipt of a run is in the log, as the Rust client and an independent
 //! Python verifier (tests/peers/tlog_verify.py, RFC 9162 from scratch) both check; a tampered
 //! proof and a forked head are caught; the log stays consistent across a relay restart; heads
-//! are anchored once each, and a restart duplicates none.
+//! are anchored once each, and a restart duplicates none; a relay killed inside a group commit
+//! loses no receipt it answered for.
 
 use std::process::Command;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use serde_json::{Value, json};
 use shared::tlog::sth::TreeHead;
 use shared::tlog::wire::{Anchor, Anchors, SignedTreeHead, WireError};
 use shared::tlog::{entry, leaf_hash, verify_consistency};
+use standins::openai::{self, Turn};
 
 fn options() -> ChatOptions {
     ChatOptions { max_tokens: Some(8), ..ChatOptions::default() }
@@ -251,4 +253,75 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     let (code, err) = chat_with_published(&hex::encode([9u8; 32]));
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("signed by another key") && err.contains("published beside the measurements"), "{err}");
+}
+
+/// `n` sealed requests posted to the relay's `/tee/process` at once; the body of each 200
+/// answer, `None` where the relay died first.
+async fn burst(stack: &Stack, n: usize) -> Vec<Option<Value>> {
+    let http = reqwest::Client::new();
+    let enclave = format!("http://127.0.0.1:{}", stack.enclave_port);
+    let key = get(&format!("{enclave}/public-key")).await.1;
+    let key: [u8; 32] = shared::b64::decode_array(key["publicKey"].as_str().unwrap()).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let plaintext = serde_json::to_vec(&shared::envelope::PromptPlaintext::from_prompt("Say ok.", now)).unwrap();
+    let posts = (0..n).map(|_| {
+        let envelope = shared::envelope::seal(&key, &plaintext, &mut rand_core::OsRng).unwrap().0;
+        let post = http
+            .post(format!("{}/tee/process", stack.relay_url))
+            .bearer_auth(&stack.api_key)
+            .json(&json!({"encryptedPrompt": envelope.to_json_string()}))
+            .send();
+        async move {
+            let answer = post.await.ok()?;
+            let status = answer.status().as_u16();
+            let body: Value = answer.json().await.ok()?;
+            assert_eq!(status, 200, "{body}");
+            Some(body)
+        }
+    });
+    e2e::join_all(posts).await
+}
+
+/// Receipts are committed in groups (`relay/src/receipts/commit_log.rs`). A relay killed
+/// inside a group's transaction, and one killed right after a group committed but before any
+/// answer left, loses no receipt it answered for: after the restarts each one is there as it
+/// was answered, with its commit, in a log the independent verifier accepts, and the next
+/// receipts commit after them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_relay_killed_mid_group_commit_loses_no_answered_receipt() {
+    let (model, _) = openai::start(vec![Turn::text("ok")]).await;
+    let options = StackOptions {
+        model_base_url: Some(format!("{}/v1", model.base_url)),
+        relay: json!({"rateLimits": {"perAddressPerMinute": 0, "perKeyPerMinute": 0}}),
+        ..StackOptions::default()
+    };
+    let mut stack = tokio::task::spawn_blocking(move || Stack::start_with(options)).await.unwrap();
+    let mut answered: Vec<Value> = burst(&stack, 8).await.into_iter().map(Option::unwrap).collect();
+    for failpoint in ["receipts:group:written", "receipts:group:committed"] {
+        tokio::task::block_in_place(|| stack.restart_relay(&[("SVC_RELAY_EXIT_AT", failpoint)]));
+        // Requests arriving while a transaction runs wait for it and go together in the next.
+        let wave = burst(&stack, 48).await;
+        let exited = tokio::task::block_in_place(|| stack.relay.wait_exit(Duration::from_secs(30)));
+        assert!(exited.is_some_and(|s| !s.success()), "{failpoint}: a group of receipts formed and the relay died");
+        assert!(wave.iter().any(Option::is_none), "{failpoint}: some request was cut off");
+        answered.extend(wave.into_iter().flatten());
+        tokio::task::block_in_place(|| stack.restart_relay(&[]));
+    }
+    answered.extend(burst(&stack, 8).await.into_iter().map(Option::unwrap));
+
+    for body in &answered {
+        let onchain = &body["onchainAttestation"];
+        let address = onchain["address"].as_str().unwrap();
+        let (status, stored) = get(&format!("{}/attestation/{address}", stack.relay_url)).await;
+        assert_eq!(status, 200, "answered receipt {address} is kept");
+        assert_eq!(stored["enclaveSigR"], body["receipt"]["enclaveSigR"], "{stored}");
+        let (status, by_tx) =
+            get(&format!("{}/attestation/by-tx/{}", stack.relay_url, onchain["signature"].as_str().unwrap())).await;
+        assert_eq!((status, by_tx["address"].as_str()), (200, Some(address)), "its commit is kept");
+    }
+    let head = sth(&stack).await;
+    assert!(head.tree_size > answered.len() as u64, "the bundle's leaf and every answered receipt");
+    let verdict = python_verifier(&stack, &[]);
+    assert_eq!(verdict["ok"], true, "{verdict}");
+    assert_eq!(verdict["checked"], head.tree_size);
 }

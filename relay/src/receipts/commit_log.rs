@@ -5,6 +5,12 @@
 //! anchors are commits too: a Memo transaction recorded with its anchor row. It records
 //! receipts, not money. In `solana` ledger mode each commit is also queued, in the same
 //! transaction, for the ledger writer that sends it to the chain (`ledger_writer`).
+//!
+//! Chat receipts are committed in groups: the requests that arrive while one database
+//! transaction runs wait and go together in the next one, so one commit (and one fsync) serves
+//! many. Each caller gets its commit id only after its group's transaction committed, so an
+//! answer is never released for a receipt a crash could still lose. A group that fails is
+//! committed again one receipt at a time, so one bad receipt costs no other its commit.
 
 use std::io::Write;
 use std::path::Path;
@@ -30,6 +36,24 @@ pub struct CommitLog {
     write_lock: tokio::sync::Mutex<()>,
     /// `solana` ledger mode: queue every commit for the ledger writer, in its own transaction.
     queue_for_chain: bool,
+    /// Chat receipts waiting for the next group commit.
+    waiting: std::sync::Mutex<Vec<Waiting>>,
+}
+
+/// A chat receipt waiting for its group, and where its commit id goes.
+struct Waiting {
+    receipt: Receipt,
+    json: String,
+    digest: PromptHash,
+    entry: Vec<u8>,
+    now: i64,
+    done: tokio::sync::oneshot::Sender<Result<String, CommitError>>,
+}
+
+impl Waiting {
+    fn record(&self) -> Record<'_> {
+        Record::Chat { receipt: &self.receipt, json: &self.json, digest: &self.digest, entry: &self.entry }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -75,7 +99,14 @@ pub fn load_or_create_key(path: &Path) -> Result<SigningKey, CommitError> {
 
 impl CommitLog {
     pub fn new(key: SigningKey, program_id: Address, store: Store) -> Self {
-        CommitLog { key, program_id, store, write_lock: tokio::sync::Mutex::new(()), queue_for_chain: false }
+        CommitLog {
+            key,
+            program_id,
+            store,
+            write_lock: tokio::sync::Mutex::new(()),
+            queue_for_chain: false,
+            waiting: std::sync::Mutex::new(Vec::new()),
+        }
     }
 
     /// Queues every commit for the Solana ledger writer (`super::ledger_writer`).
@@ -103,11 +134,80 @@ impl CommitLog {
         format!("{public_url}/attestation/by-tx/{signature}")
     }
 
-    /// Stores `receipt` and commits it; returns the commit's transaction id.
+    /// Stores `receipt` and commits it, in a group with the receipts that wait beside it;
+    /// returns the commit's transaction id once the group's transaction committed.
+    ///
+    /// Callers run detached from their connection (`billing::metering::paid`): a caller
+    /// dropped while it commits a group would leave that group's other callers without an
+    /// answer (they get an error, and their charges come back).
     pub async fn commit(&self, receipt: &Receipt, prompt_hash: &PromptHash, now: i64) -> Result<String, CommitError> {
-        let receipt_json = serde_json::to_string(receipt).expect("receipt serialises");
+        let json = serde_json::to_string(receipt).expect("receipt serialises");
         let entry = shared::tlog::entry::chat(receipt).ok_or(CommitError::Malformed)?;
-        self.append(Record::Chat { receipt, json: &receipt_json, digest: prompt_hash, entry: &entry }, now).await
+        let (done, answer) = tokio::sync::oneshot::channel();
+        let waiting = Waiting { receipt: receipt.clone(), json, digest: *prompt_hash, entry, now, done };
+        self.waiting().push(waiting);
+        {
+            // Whoever holds the lock next commits everything waiting, this receipt included
+            // unless an earlier holder already took it.
+            let _guard = self.write_lock.lock().await;
+            let group = std::mem::take(&mut *self.waiting());
+            if !group.is_empty() {
+                self.commit_group(group).await;
+            }
+        }
+        answer.await.unwrap_or(Err(CommitError::Store(StoreError::Corrupt("the group commit did not finish"))))
+    }
+
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Vec<Waiting>> {
+        // Held only to push or take: a panic cannot leave the list half-changed.
+        self.waiting.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Commits `group` in one transaction, or, if that fails, each receipt on its own.
+    async fn commit_group(&self, group: Vec<Waiting>) {
+        if group.len() > 1 {
+            match self.append_group(&group).await {
+                Ok(ids) => {
+                    for (waiting, id) in group.into_iter().zip(ids) {
+                        let _ = waiting.done.send(Ok(id));
+                    }
+                    return;
+                }
+                Err(e) => {
+                    tracing::info!(error = %e, receipts = group.len(), "group commit failed; committing one by one")
+                }
+            }
+        }
+        for waiting in group {
+            let result = self.append_locked(waiting.record(), waiting.now).await;
+            let _ = waiting.done.send(result);
+        }
+    }
+
+    /// One transaction for all of `group`: commits chained in order, each with its receipt and
+    /// log entry. Any failure rolls all of it back.
+    async fn append_group(&self, group: &[Waiting]) -> Result<Vec<String>, CommitError> {
+        let mut tx = self.store.begin().await?;
+        let (mut seq, mut blockhash) = match self.store.last_commit(&mut tx).await? {
+            Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),
+            None => (0, [0u8; 32]),
+        };
+        let mut ids = Vec::with_capacity(group.len());
+        for waiting in group {
+            let record = waiting.record();
+            let (bytes, id) = record.transaction(&self.key, &self.program_id, &blockhash);
+            self.store.insert_commit(&mut tx, seq, &id, &bytes, waiting.now).await?;
+            record.store(&self.store, &mut tx, &id, waiting.now).await?;
+            if self.queue_for_chain {
+                super::outbox::enqueue(&mut tx, &id, waiting.now).await?;
+            }
+            (seq, blockhash) = (seq + 1, shared::ledger::link_hash(&bytes));
+            ids.push(id);
+        }
+        crate::failpoint::hit("receipts:group:written");
+        tx.commit().await.map_err(|e| CommitError::Store(e.into()))?;
+        crate::failpoint::hit("receipts:group:committed");
+        Ok(ids)
     }
 
     /// Stores a settled swap session's receipt on its session row and commits the sha256 of
@@ -141,6 +241,11 @@ impl CommitLog {
 
     async fn append(&self, record: Record<'_>, now: i64) -> Result<String, CommitError> {
         let _guard = self.write_lock.lock().await;
+        self.append_locked(record, now).await
+    }
+
+    /// [`Self::append`] with the write lock already held.
+    async fn append_locked(&self, record: Record<'_>, now: i64) -> Result<String, CommitError> {
         for attempt in 1..=crate::store::BUSY_ATTEMPTS {
             let mut tx = self.store.begin().await?;
             let last = self.store.last_commit(&mut tx).await?;
