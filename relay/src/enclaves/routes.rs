@@ -60,7 +60,11 @@ pub async fn attestation(State(app): State<App>, RawQuery(query): RawQuery) -> R
         ),
     };
     let enclave = app.enclaves.for_key(key_id).await?;
-    let mut answer = enclave.get(&path).await.map_err(|_| enclave.unreachable())?;
+    let answer = match path.as_str() {
+        "/attestation" => enclave.attestation().await,
+        _ => enclave.get(&path).await,
+    };
+    let mut answer = answer.map_err(|_| enclave.unreachable())?;
     if let Some(source) = &app.collateral
         && answer.status == 200
         && let Some(body) = source.attach(&answer.body, crate::unix_now().max(0) as u64).await
