@@ -8,25 +8,11 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use dcap_qvl::QuoteCollateralV3;
 use dcap_qvl::verify::QuoteVerifier;
+use dev_quote::corpus::measurements_of;
 use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
-use shared::attest::measurements::{ImageMeasurement, Measurements, Rtmr0Entry};
 use shared::attest::{Binding, Collateral, Evidence, Policy, TrustRoot, VerifiedPlatforms, verify, verify_remembering};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
-
-fn measurements_of(quote: &[u8]) -> Measurements {
-    let q = dcap_qvl::quote::Quote::parse(quote).unwrap();
-    let td = q.report.as_td10().unwrap();
-    Measurements {
-        schema_version: 1,
-        images: vec![ImageMeasurement { name: "b".into(), mrtd: td.mr_td, rtmr1: td.rt_mr1, rtmr2: td.rt_mr2 }],
-        rtmr0: vec![Rtmr0Entry { platform: "b".into(), value: td.rt_mr0 }],
-        mr_config_id: None,
-        mr_owner: None,
-        mr_owner_config: None,
-        min_tcb_evaluation_data_number: None,
-    }
-}
 
 fn pair(c: &mut Criterion, label: &str, quote: &[u8], json: &str, root: TrustRoot, binding: Option<Binding>, now: u64) {
     let parsed: QuoteCollateralV3 = serde_json::from_str(json).unwrap();

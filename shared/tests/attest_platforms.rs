@@ -3,9 +3,8 @@
 //! its signature, under the same collateral and root, within the time window, is recalled.
 #![cfg(feature = "verify")]
 
-use dcap_qvl::quote::Quote;
+use dev_quote::corpus::measurements_of;
 use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
-use shared::attest::measurements::{ImageMeasurement, Measurements, Rtmr0Entry};
 use shared::attest::{
     Binding, Collateral, Evidence, Policy, TrustRoot, Verdict, VerificationDocument, VerifiedPlatforms, verify,
     verify_remembering,
@@ -14,20 +13,6 @@ use shared::keys::TeeKey;
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
 const NOW: u64 = 1_800_000_000;
-
-fn measurements_of(quote: &[u8]) -> Measurements {
-    let q = Quote::parse(quote).unwrap();
-    let td = q.report.as_td10().unwrap();
-    Measurements {
-        schema_version: 1,
-        images: vec![ImageMeasurement { name: "t".into(), mrtd: td.mr_td, rtmr1: td.rt_mr1, rtmr2: td.rt_mr2 }],
-        rtmr0: vec![Rtmr0Entry { platform: "t".into(), value: td.rt_mr0 }],
-        mr_config_id: None,
-        mr_owner: None,
-        mr_owner_config: None,
-        min_tcb_evaluation_data_number: None,
-    }
-}
 
 struct Dev {
     pki: DevPki,

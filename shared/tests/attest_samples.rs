@@ -3,29 +3,14 @@
 #![cfg(feature = "verify")]
 
 use dcap_qvl::quote::Quote;
-use shared::attest::measurements::{ImageMeasurement, Measurements, Rtmr0Entry};
+use dev_quote::corpus::measurements_of;
+use shared::attest::measurements::Measurements;
 use shared::attest::{Binding, Collateral, CollateralError, Evidence, Policy, TrustRoot, Verdict, verify};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/dcap-qvl-samples");
 
 fn read(name: &str) -> Vec<u8> {
     std::fs::read(format!("{SAMPLES}/{name}")).unwrap()
-}
-
-/// Reference values equal to the quote's own, so only the DCAP result and the binding decide.
-fn measurements_of(quote: &[u8]) -> Measurements {
-    let q = Quote::parse(quote).unwrap();
-    let td = q.report.as_td10().unwrap();
-    let pin = |v: [u8; 48]| (v != [0; 48]).then_some(v);
-    Measurements {
-        schema_version: 1,
-        images: vec![ImageMeasurement { name: "sample".into(), mrtd: td.mr_td, rtmr1: td.rt_mr1, rtmr2: td.rt_mr2 }],
-        rtmr0: vec![Rtmr0Entry { platform: "sample".into(), value: td.rt_mr0 }],
-        mr_config_id: pin(td.mr_config_id),
-        mr_owner: pin(td.mr_owner),
-        mr_owner_config: pin(td.mr_owner_config),
-        min_tcb_evaluation_data_number: None,
-    }
 }
 
 fn check(quote_file: &str, collateral_file: &str, now: u64) -> shared::attest::VerificationDocument {

@@ -754,7 +754,7 @@ fn c_input_with(case: &Case, field: &str, value: String) -> Input {
     case.input(&quote, &edit_field(&collateral, field, |_| value), &pki)
 }
 
-/// Reference values equal to a TD quote's own (as `attest_samples.rs` makes them), so only the
+/// Reference values equal to a TD quote's own (the verifier's tests and bench use them), so only the
 /// DCAP result and the binding decide. The TD 1.0 fields are at the same offsets in every TD
 /// report, after the 48-byte header (and the 6-byte body descriptor of quote v5).
 pub fn measurements_of(quote: &[u8]) -> Measurements {
