@@ -9,8 +9,8 @@ use agent::model::{Endpoint, ModelClient};
 use rand_core::{OsRng, RngCore};
 use serde::Deserialize;
 use shared::attest::{Measurements, Policy, TrustRoot};
-use shared::gpu::GpuPolicy;
-use shared::gpu::node::{MAX_GPUS, NodeCache, NodeEvidence, NodePolicy, NodeVerdict};
+use shared::gpu::node::{MAX_GPUS, NodeEvidence, NodePolicy, NodeVerdict};
+use shared::gpu::{GpuPolicy, Verified};
 use shared::wire::GpuNodeStatus;
 
 use crate::config::ConfigError;
@@ -95,8 +95,8 @@ pub struct NodeGate {
     pin: [u8; 32],
     policy: NodePolicy,
     reattest: Duration,
-    /// The node's platform and the signatures over its certificates and OCSP answers, as checked.
-    cache: NodeCache,
+    /// Signatures over certificates and OCSP answers already checked.
+    cache: Verified,
     /// The last verdict and when it was made: read by every request, held only to copy it.
     verdict: std::sync::Mutex<Option<(NodeVerdict, Instant)>>,
     /// Held while the node attests, so concurrent requests wait for one attestation.
@@ -109,7 +109,7 @@ impl NodeGate {
             pin: config.pin()?,
             policy: config.policy()?,
             reattest,
-            cache: NodeCache::default(),
+            cache: Verified::default(),
             verdict: std::sync::Mutex::new(None),
             attesting: tokio::sync::Mutex::new(()),
         })

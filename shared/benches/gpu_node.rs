@@ -10,8 +10,8 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use dev_gpu::node::{Answer, DevNode};
 use shared::attest::{Measurements, Policy, TrustRoot};
-use shared::gpu::node::{NodeCache, NodePolicy, verify};
-use shared::gpu::{DeviceRoot, GpuPolicy};
+use shared::gpu::node::{NodePolicy, verify};
+use shared::gpu::{DeviceRoot, GpuPolicy, Verified};
 
 const TEMPLATE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -40,9 +40,9 @@ fn bench(c: &mut Criterion) {
         let evidence = board.evidence(&image, &Answer::honest(&PIN, &NONCE, gpus, NOW - 60));
         let policy = policy(&board, &image, gpus);
         c.bench_function(&format!("gpu node: quote + {gpus} GPU(s), cold"), |b| {
-            b.iter(|| verify(black_box(&evidence), &PIN, &NONCE, &policy, NOW, &NodeCache::default()).is_ok())
+            b.iter(|| verify(black_box(&evidence), &PIN, &NONCE, &policy, NOW, &Verified::default()).is_ok())
         });
-        let cache = NodeCache::default();
+        let cache = Verified::default();
         assert!(verify(&evidence, &PIN, &NONCE, &policy, NOW, &cache).is_ok());
         c.bench_function(&format!("gpu node: quote + {gpus} GPU(s), warm"), |b| {
             b.iter(|| verify(black_box(&evidence), &PIN, &NONCE, &policy, NOW, &cache).is_ok())

@@ -8,13 +8,15 @@
 //! - `policy`: what is acceptable, with one file per check in `policy/` (`tcb`,
 //!   `td_attributes`, `measurements`, `binding`, `nonce`), each returning its rows and first
 //!   failure;
-//! - `platforms`: DCAP results for platforms seen before, so a warm check costs one signature;
+//! - `platforms` (feature `remember-platforms`): DCAP results for platforms seen before, so a
+//!   warm check costs one signature;
 //! - `verify`: runs the policies in order and assembles the `document`.
 
 pub mod collateral;
 pub mod document;
 pub mod evidence;
 pub mod measurements;
+#[cfg(feature = "remember-platforms")]
 pub mod platforms;
 pub mod policy;
 pub mod verify;
@@ -23,8 +25,9 @@ pub use collateral::{Collateral, CollateralError};
 pub use document::{Check, Verdict, VerificationDocument};
 pub use evidence::{Evidence, NonceProof};
 pub use measurements::Measurements;
-pub use platforms::VerifiedPlatforms;
+#[cfg(feature = "remember-platforms")]
+pub use platforms::{VerifiedPlatforms, verify_remembering};
 pub use policy::{Binding, Policy, TrustRoot};
-pub use verify::{verify, verify_remembering};
+pub use verify::verify;
 
 pub use crate::freshness::{NONCE_PREFIX, nonce_message};

@@ -1,7 +1,7 @@
 //! Remembered platforms (`shared::attest::platforms`): a warm check gives exactly the document
 //! a full check gives, and only a quote that differs from a verified one in `report_data` and
 //! its signature, under the same collateral and root, within the time window, is recalled.
-#![cfg(feature = "verify")]
+#![cfg(feature = "remember-platforms")]
 
 use dev_quote::corpus::measurements_of;
 use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};

@@ -11,9 +11,9 @@ use dev_gpu::DevGpu;
 use dev_gpu::node::{Answer, DevNode};
 use shared::attest::{Measurements, Policy, TrustRoot};
 use shared::gpu::node::{
-    MAX_GPUS, NodeCache, NodeError, NodeEvidence, NodePolicy, NodeVerdict, evidence_digest, gpu_nonce, verify,
+    MAX_GPUS, NodeError, NodeEvidence, NodePolicy, NodeVerdict, evidence_digest, gpu_nonce, verify,
 };
-use shared::gpu::{DeviceRoot, GpuError, GpuPolicy};
+use shared::gpu::{DeviceRoot, GpuError, GpuPolicy, Verified};
 
 const TEMPLATE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -65,7 +65,7 @@ fn measurements() -> Measurements {
 
 /// Verifies as the enclave does for the node pinned at [`PIN`], asked with [`NONCE`].
 fn check(evidence: &NodeEvidence, policy: &NodePolicy) -> Result<NodeVerdict, NodeError> {
-    verify(evidence, &PIN, &NONCE, policy, NOW, &NodeCache::default())
+    verify(evidence, &PIN, &NONCE, policy, NOW, &Verified::default())
 }
 
 fn quote_refused(reason: &str) -> Result<NodeVerdict, NodeError> {

@@ -13,8 +13,6 @@ pub struct Collateral {
     /// The TCB info's platform (FMSPC) and `tcbEvaluationDataNumber`: a later number is a
     /// later TCB evaluation, so a client that saw one refuses an earlier (rollback).
     pub tcb_evaluation: Option<TcbEvaluation>,
-    /// SHA-256 of the JSON it was read from: which collateral a remembered result is under.
-    pub(crate) digest: [u8; 32],
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +59,7 @@ impl Collateral {
                 number: u32::try_from(v.get("tcbEvaluationDataNumber")?.as_u64()?).ok()?,
             })
         });
-        Ok(Collateral { inner, valid_until, tcb_evaluation, digest: crate::sha256(text.as_bytes()) })
+        Ok(Collateral { inner, valid_until, tcb_evaluation })
     }
 }
 

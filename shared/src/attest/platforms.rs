@@ -8,18 +8,27 @@
 //! Results are kept from the moment they verified until the earliest `nextUpdate` or `notAfter`
 //! of the collateral and certificates (dcap-qvl's collateral time window), at most
 //! [`MAX_ENTRIES`] of them (then forgotten all at once). Failures are never kept.
+//!
+//! Feature `remember-platforms`: for clients that check the same enclaves again. The enclave
+//! attests a GPU node rarely and keeps its trusted code small, so it checks each quote in full.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use dcap_qvl::QuotePolicy;
 use dcap_qvl::quote::{AuthData, Quote};
+use dcap_qvl::verify::QuoteVerifier;
 use p256::ecdsa::signature::Verifier;
 use p256::ecdsa::{Signature, VerifyingKey};
 use sha2::{Digest, Sha256};
 
 use super::collateral::Collateral;
-use super::policy::TrustRoot;
+use super::document::VerificationDocument;
+use super::evidence::Evidence;
+use super::policy::tcb::{self, DcapResult};
+use super::policy::{Policy, TrustRoot};
+use super::verify::verify_with;
 
 /// Far more platforms than one client or enclave talks to.
 const MAX_ENTRIES: usize = 256;
@@ -31,6 +40,18 @@ const REPORT_DATA_LEN: usize = 64;
 const SIGNATURE_OFFSET: usize = 4;
 const SIGNATURE_LEN: usize = 64;
 
+/// Checks `evidence` as [`super::verify`] does, taking the DCAP result for a platform that
+/// verified before from `platforms` (and leaving it there when it verifies now). The document
+/// is the one `verify` gives.
+pub fn verify_remembering(
+    evidence: &Evidence<'_>,
+    policy: &Policy,
+    platforms: &VerifiedPlatforms,
+    now: u64,
+) -> VerificationDocument {
+    verify_with(evidence, policy, now, &|| platforms.dcap(evidence, policy, now))
+}
+
 #[derive(Debug, Default)]
 pub struct VerifiedPlatforms {
     known: Mutex<HashMap<[u8; 32], Platform>>,
@@ -39,21 +60,15 @@ pub struct VerifiedPlatforms {
 
 /// dcap-qvl's result for a platform, and the times it holds between.
 #[derive(Debug, Clone)]
-pub(crate) struct Platform {
-    pub status: String,
-    pub advisory_ids: Vec<String>,
+struct Platform {
+    status: String,
+    advisory_ids: Vec<String>,
     verified_at: u64,
     expires: u64,
 }
 
-impl Platform {
-    pub(crate) fn new(status: String, advisory_ids: Vec<String>, verified_at: u64, expires: u64) -> Self {
-        Platform { status, advisory_ids, verified_at, expires }
-    }
-}
-
-/// Where a quote's platform is remembered, and the one check a remembered platform still needs.
-pub(crate) struct QuoteIdentity {
+/// Where a quote's platform is remembered.
+struct QuoteIdentity {
     key: [u8; 32],
 }
 
@@ -63,9 +78,37 @@ impl VerifiedPlatforms {
         self.recalled.load(Ordering::Relaxed)
     }
 
+    /// The DCAP result for `e`: remembered, or checked now (and remembered if it verified).
+    fn dcap(&self, e: &Evidence<'_>, policy: &Policy, now: u64) -> DcapResult {
+        let full = || tcb::dcap(e.quote, &e.collateral.inner, policy, now);
+        let Ok(quote) = Quote::parse(e.quote) else { return full() };
+        let Some(id) = QuoteIdentity::of(e.quote, &quote, e.collateral, &policy.root) else { return full() };
+        if let Some(known) = self.recall(&id, e.quote, &quote, now) {
+            return Ok((known.status, known.advisory_ids));
+        }
+        let verifier = match &policy.root {
+            TrustRoot::Intel => QuoteVerifier::new_prod(),
+            TrustRoot::Dev(der) => QuoteVerifier::new(der.clone()),
+        };
+        // The claims carry the time window; dcap-qvl's own policy is left open, as the TCB
+        // status is judged against ours (`tcb::rows`). A failure gets dcap-qvl's plain answer.
+        match verifier.verify_with_policy(e.quote, &e.collateral.inner, now, &QuotePolicy::claims_only(now)) {
+            Ok(claims) => {
+                let (status, advisory_ids) = (claims.tcb.status.to_string(), claims.tcb.advisory_ids);
+                let expires = claims.earliest_expiration_date;
+                self.remember(
+                    id,
+                    Platform { status: status.clone(), advisory_ids: advisory_ids.clone(), verified_at: now, expires },
+                );
+                Ok((status, advisory_ids))
+            }
+            Err(_) => full(),
+        }
+    }
+
     /// The result for `raw`'s platform if one is held for `now` and `raw`'s own signature
     /// verifies; `None` sends the caller to the full check.
-    pub(crate) fn recall(&self, id: &QuoteIdentity, raw: &[u8], quote: &Quote, now: u64) -> Option<Platform> {
+    fn recall(&self, id: &QuoteIdentity, raw: &[u8], quote: &Quote, now: u64) -> Option<Platform> {
         let known = self.known.lock().ok()?.get(&id.key).cloned()?;
         let fresh = known.verified_at <= now && now < known.expires;
         let recalled = fresh && quote_signature_verifies(raw, quote);
@@ -75,7 +118,7 @@ impl VerifiedPlatforms {
         recalled.then_some(known)
     }
 
-    pub(crate) fn remember(&self, id: QuoteIdentity, platform: Platform) {
+    fn remember(&self, id: QuoteIdentity, platform: Platform) {
         if let Ok(mut known) = self.known.lock() {
             if known.len() >= MAX_ENTRIES {
                 known.clear();
@@ -89,7 +132,7 @@ impl QuoteIdentity {
     /// SHA-256 over the root, the collateral and every byte of the quote except `report_data`
     /// and the signature. `None` when the quote's layout is not the one described above, and
     /// then it is always checked in full.
-    pub(crate) fn of(raw: &[u8], quote: &Quote, collateral: &Collateral, root: &TrustRoot) -> Option<Self> {
+    fn of(raw: &[u8], quote: &Quote, collateral: &Collateral, root: &TrustRoot) -> Option<Self> {
         let signed = quote.signed_length();
         // The report follows the 48-byte header; a v5 quote puts a 6-byte body header between.
         let report = if quote.header.version == 5 { 48 + 6 } else { 48 };
@@ -108,13 +151,33 @@ impl QuoteIdentity {
         let mut h = Sha256::new();
         h.update(b"svc attest platform v1");
         h.update(root_id);
-        h.update(collateral.digest);
+        for part in collateral_parts(collateral) {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part);
+        }
         h.update((raw.len() as u64).to_le_bytes());
         h.update(&raw[..report_data]);
         h.update(&raw[report_data + REPORT_DATA_LEN..signature]);
         h.update(&raw[signature + SIGNATURE_LEN..]);
         Some(QuoteIdentity { key: h.finalize().into() })
     }
+}
+
+/// Every field of the collateral, so the key names the collateral the result is under.
+fn collateral_parts(c: &Collateral) -> [&[u8]; 10] {
+    let c = &c.inner;
+    [
+        c.pck_crl_issuer_chain.as_bytes(),
+        &c.root_ca_crl,
+        &c.pck_crl,
+        c.tcb_info_issuer_chain.as_bytes(),
+        c.tcb_info.as_bytes(),
+        &c.tcb_info_signature,
+        c.qe_identity_issuer_chain.as_bytes(),
+        c.qe_identity.as_bytes(),
+        &c.qe_identity_signature,
+        c.pck_certificate_chain.as_deref().unwrap_or_default().as_bytes(),
+    ]
 }
 
 fn ecdsa_signature(quote: &Quote) -> &[u8; SIGNATURE_LEN] {

@@ -4,34 +4,16 @@
 use super::document::{Outcome, Verdict, VerificationDocument};
 // Also reachable at their former paths here, which callers use.
 pub use super::evidence::{Evidence, MAX_QUOTE_LEN, NonceProof};
-use super::platforms::VerifiedPlatforms;
 use super::policy::{Policy, binding, measurements, nonce, tcb, td_attributes};
 
-/// Checks `evidence` in full.
 pub fn verify(evidence: &Evidence<'_>, policy: &Policy, now: u64) -> VerificationDocument {
-    check(evidence, policy, now, None)
+    verify_with(evidence, policy, now, &|| tcb::dcap(evidence.quote, &evidence.collateral.inner, policy, now))
 }
 
-/// Checks `evidence`, taking the DCAP result for a platform that verified before from
-/// `platforms` (and leaving it there when it verifies now): for callers that see the same
-/// enclaves again. The document is the one [`verify`] gives.
-pub fn verify_remembering(
-    evidence: &Evidence<'_>,
-    policy: &Policy,
-    platforms: &VerifiedPlatforms,
-    now: u64,
-) -> VerificationDocument {
-    check(evidence, policy, now, Some(platforms))
-}
-
-fn check(
-    evidence: &Evidence<'_>,
-    policy: &Policy,
-    now: u64,
-    platforms: Option<&VerifiedPlatforms>,
-) -> VerificationDocument {
+/// [`verify`], with the DCAP result from `dcap` (`platforms` may have it from before).
+pub(crate) fn verify_with(e: &Evidence<'_>, policy: &Policy, now: u64, dcap: &tcb::Dcap<'_>) -> VerificationDocument {
     let mut results = Outcome::default();
-    let tcb_status = run(evidence, policy, now, platforms, &mut results);
+    let tcb_status = run(e, policy, dcap, &mut results);
     let mut checks = results.checks;
     // After a failed DCAP check the later rows still show the quote's values, to help
     // diagnosis; say plainly that nothing vouches for them.
@@ -53,34 +35,26 @@ fn check(
         trust_root: policy.root.label(),
         verified_at: now,
         tcb_status,
-        valid_until: evidence.collateral.valid_until,
+        valid_until: e.collateral.valid_until,
         checks,
     }
 }
 
 /// The policies in order; returns dcap-qvl's TCB status when the chain verified.
-fn run(
-    e: &Evidence<'_>,
-    policy: &Policy,
-    now: u64,
-    platforms: Option<&VerifiedPlatforms>,
-    results: &mut Outcome,
-) -> Option<String> {
+fn run(e: &Evidence<'_>, policy: &Policy, dcap: &tcb::Dcap<'_>, results: &mut Outcome) -> Option<String> {
     // 1. Shape, before any cryptography.
     let (parsed, quote) = super::evidence::parse(e.quote);
     results.extend(parsed);
-    let quote = quote?;
-    let td = quote.report.as_td10()?;
+    let td = quote.as_ref()?.report.as_td10()?;
 
     // 2. The DCAP chain: PCK certificates and CRLs, TCB info, QE identity, signatures.
-    let collateral = &e.collateral.inner;
-    let crls = tcb::crls_present(collateral);
+    let crls = tcb::crls_present(&e.collateral.inner);
     let missing = crls.failure.is_some();
     results.extend(crls);
     if missing {
         return None;
     }
-    let (dcap, tcb_status) = tcb::dcap(e.quote, &quote, e.collateral, policy, now, platforms);
+    let (dcap, tcb_status) = tcb::rows(dcap(), policy);
     results.extend(dcap);
     results.extend(tcb::evaluation_floor(e.collateral, policy.measurements.min_tcb_evaluation_data_number));
 

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256, Sha512};
 
 use super::{Evidence, GpuError, GpuPolicy, Verified};
-use crate::attest::{self, Binding, Collateral, Verdict, VerifiedPlatforms};
+use crate::attest::{self, Binding, Collateral, Verdict};
 pub use crate::wire::NodeVerdict;
 
 const GPU_NONCE_DOMAIN: &[u8] = b"svc-gpu-nonce-v1\0";
@@ -25,14 +25,6 @@ const EVIDENCE_DOMAIN: &[u8] = b"svc-gpu-evidence-v1\0";
 
 /// The most GPUs one node may report (an HGX board has eight).
 pub const MAX_GPUS: usize = 16;
-
-/// What checks of the same node keep between them: its TDX platform's DCAP result, and the
-/// signatures over its GPUs' certificates and OCSP answers.
-#[derive(Debug, Default)]
-pub struct NodeCache {
-    pub platforms: VerifiedPlatforms,
-    pub signatures: Verified,
-}
 
 /// The node agent's answer to `GET /attest?nonce=<64 hex>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,14 +104,14 @@ pub enum NodeError {
 
 /// Checks a node's answer to nonce `nonce` on the TLS key `tls_spki_sha256` against `policy` at
 /// `now`: the quote first (the image, then its binding of the key, the nonce and the GPU
-/// evidence), then every GPU. The platform and the signatures seen before come from `cache`.
+/// evidence), then every GPU. Certificate and OCSP signatures seen before come from `cache`.
 pub fn verify(
     evidence: &NodeEvidence,
     tls_spki_sha256: &[u8; 32],
     nonce: &[u8; 32],
     policy: &NodePolicy,
     now: u64,
-    cache: &NodeCache,
+    cache: &Verified,
 ) -> Result<NodeVerdict, NodeError> {
     let quote = hex::decode(&evidence.quote).map_err(|_| NodeError::Malformed("quote is not hex"))?;
     let collateral = Collateral::from_json(&evidence.collateral).map_err(|_| NodeError::Malformed("collateral"))?;
@@ -142,10 +134,9 @@ pub fn verify(
     let digest = evidence_digest(gpus.iter().map(|(report, chain, _)| (report.as_slice(), *chain)));
 
     let binding = Binding::ReportData(report_data(tls_spki_sha256, nonce, &digest));
-    let document = attest::verify_remembering(
+    let document = attest::verify(
         &attest::Evidence { quote: &quote, collateral: &collateral, binding: Some(binding), nonce: None },
         &policy.tdx,
-        &cache.platforms,
         now,
     );
     if document.verdict != Verdict::Accept {
@@ -160,7 +151,7 @@ pub fn verify(
         .enumerate()
         .map(|(index, (report, chain, ocsp))| {
             let evidence = Evidence { report, certificate_chain: chain, ocsp };
-            super::verify(&evidence, &gpu_nonce, &policy.gpu, now, &cache.signatures)
+            super::verify(&evidence, &gpu_nonce, &policy.gpu, now, cache)
                 .map_err(|error| NodeError::Gpu { index, error })
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -2,14 +2,12 @@
 //! signatures under the policy's trust root; we allow only the policy's TCB statuses and name
 //! each dcap-qvl failure.
 
-use dcap_qvl::quote::Quote;
+use dcap_qvl::QuoteCollateralV3;
 use dcap_qvl::verify::QuoteVerifier;
-use dcap_qvl::{QuoteCollateralV3, QuotePolicy};
 
 use super::{Policy, TrustRoot};
 use crate::attest::collateral::Collateral;
 use crate::attest::document::{Outcome, Verdict};
-use crate::attest::platforms::{Platform, QuoteIdentity, VerifiedPlatforms};
 
 /// Both CRLs must be present: an empty one would otherwise surface as a parse error.
 pub(crate) fn crls_present(collateral: &QuoteCollateralV3) -> Outcome {
@@ -37,44 +35,25 @@ pub(crate) fn evaluation_floor(collateral: &Collateral, minimum: Option<u32>) ->
     out
 }
 
-/// Rows `dcap` and, when the chain verified, `tcb_status`; with the TCB status dcap-qvl gave.
-/// With `platforms`, a quote from a platform that verified before under the same collateral
-/// costs its own signature only (`platforms.rs` says why that is the same check).
-pub(crate) fn dcap(
-    raw: &[u8],
-    quote: &Quote,
-    collateral: &Collateral,
-    policy: &Policy,
-    now: u64,
-    platforms: Option<&VerifiedPlatforms>,
-) -> (Outcome, Option<String>) {
+/// What dcap-qvl says of a quote: its TCB status and advisories, or its error chain.
+pub(crate) type DcapResult = Result<(String, Vec<String>), String>;
+/// Where `verify::verify_with` gets a quote's DCAP result.
+pub(crate) type Dcap<'a> = dyn Fn() -> DcapResult + 'a;
+
+/// dcap-qvl's check of `quote` under the policy's trust root.
+pub(crate) fn dcap(quote: &[u8], collateral: &QuoteCollateralV3, policy: &Policy, now: u64) -> DcapResult {
     let verifier = match &policy.root {
         TrustRoot::Intel => QuoteVerifier::new_prod(),
         TrustRoot::Dev(der) => QuoteVerifier::new(der.clone()),
     };
-    let remembered = platforms.and_then(|p| Some((p, QuoteIdentity::of(raw, quote, collateral, &policy.root)?)));
-    let platform = remembered.and_then(|(platforms, id)| {
-        if let Some(known) = platforms.recall(&id, raw, quote, now) {
-            return Some(known);
-        }
-        // The claims carry the collateral's time window; dcap-qvl's policy is left open, as the
-        // TCB status is judged below against ours.
-        let claims = verifier.verify_with_policy(raw, &collateral.inner, now, &QuotePolicy::claims_only(now)).ok()?;
-        let platform =
-            Platform::new(claims.tcb.status.to_string(), claims.tcb.advisory_ids, now, claims.earliest_expiration_date);
-        platforms.remember(id, platform.clone());
-        Some(platform)
-    });
-    // Anything but a remembered or newly verified platform gets dcap-qvl's own answer.
-    let platform = match platform {
-        Some(platform) => Ok(platform),
-        None => verifier
-            .verify(raw, &collateral.inner, now)
-            .map(|report| Platform::new(report.status, report.advisory_ids, now, now)),
-    };
+    verifier.verify(quote, collateral, now).map(|r| (r.status, r.advisory_ids)).map_err(|e| format!("{e:#}"))
+}
+
+/// Rows `dcap` and, when the chain verified, `tcb_status`; with the TCB status dcap-qvl gave.
+pub(crate) fn rows(result: DcapResult, policy: &Policy) -> (Outcome, Option<String>) {
     let mut out = Outcome::default();
-    match platform {
-        Ok(Platform { status, advisory_ids, .. }) => {
+    match result {
+        Ok((status, advisory_ids)) => {
             out.record("dcap", true, None, Some(status.clone()), None);
             let allowed = policy.allowed_tcb_statuses.contains(&status);
             out.record(
@@ -89,8 +68,7 @@ pub(crate) fn dcap(
             }
             (out, Some(status))
         }
-        Err(err) => {
-            let chain = format!("{err:#}");
+        Err(chain) => {
             let (verdict, reason) = classify(&chain);
             out.record("dcap", false, None, None, Some(chain));
             out.fail(verdict, reason);
