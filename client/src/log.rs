@@ -175,5 +175,4 @@ pub fn describe(check: &LogCheck) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "log_tests.rs"]
 mod tests;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use client::log::LogCheck;
 
-use super::Failure;
+use crate::exit::Failure;
 
 pub struct LogTrust {
     key: Option<[u8; 32]>,
@@ -41,7 +41,8 @@ fn is_local(relay: &str) -> bool {
 }
 
 fn parse(text: &str, what: &str) -> Result<[u8; 32], Failure> {
-    shared::tlog::hash::parse_hex(text.trim()).ok_or_else(|| Failure(30, format!("{what} must be 64 hex characters")))
+    shared::tlog::hash::parse_hex(text.trim())
+        .ok_or_else(|| Failure::bad_input(format!("{what} must be 64 hex characters")))
 }
 
 impl LogTrust {
@@ -52,8 +53,8 @@ impl LogTrust {
         let (key, source) = match (flag, published) {
             (Some(k), _) => (Some(parse(k, "--log-key")?), Source::Flag),
             (None, Some(file)) => {
-                let text =
-                    std::fs::read_to_string(&file).map_err(|e| Failure(30, format!("{}: {e}", file.display())))?;
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| Failure::bad_input(format!("{}: {e}", file.display())))?;
                 (Some(parse(&text, &file.display().to_string())?), Source::Published)
             }
             (None, None) if is_local(&relay) => (None, Source::Local),

@@ -3,11 +3,13 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use client::Client;
 use serde_json::json;
 use shared::address::Address;
 
-use super::{Failure, print_json};
+use crate::Context;
+use crate::exit::{Exit, Failure};
+use crate::files::state_dir;
+use crate::output::print_json;
 
 #[derive(Subcommand)]
 pub enum WalletCommand {
@@ -129,10 +131,17 @@ pub enum WalletCommand {
 
 /// The wallet certificates `svc` verified, in its state directory.
 fn certificates() -> client::wallets::Certificates {
-    client::wallets::Certificates::new(super::state_dir().join("wallets"))
+    client::wallets::Certificates::new(state_dir().join("wallets"))
 }
 
-pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u8, Failure> {
+pub async fn run(ctx: Context, command: WalletCommand) -> Result<Exit, Failure> {
+    let json = ctx.json;
+    // Fund-moving requests go only to an enclave that passes verification; withdrawal orders,
+    // statements of reserves and wallet certificates are checked against its attested key.
+    let client = match command {
+        WalletCommand::Audit { .. } => ctx.client,
+        _ => ctx.client.with_attestation(ctx.trust.options()?),
+    };
     match command {
         WalletCommand::Create { webhook_url, owner_pubkey } => {
             let created = client.create_wallet(&webhook_url, owner_pubkey.as_deref()).await?;
@@ -147,7 +156,7 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
             }
         }
         WalletCommand::Fund { wallet_id, mint, amount, payer_key, rpc_url, to } => {
-            let mint_address = Address::parse(&mint).ok_or(Failure(30, "--mint is not an address".into()))?;
+            let mint_address = Address::parse(&mint).ok_or(Failure::bad_input("--mint is not an address"))?;
             let payer = client::swap::read_keypair(&payer_key)?;
             let payer_address = Address(payer.verifying_key().to_bytes());
             let chain = client::swap::rpc(&rpc_url)?;
@@ -156,7 +165,7 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
             if let Some(expected) = &to
                 && *expected != intent.to
             {
-                return Err(Failure(1, format!("the relay named {} as the wallet, not {expected}", intent.to)));
+                return Err(Failure::failed(format!("the relay named {} as the wallet, not {expected}", intent.to)));
             }
             // The address the enclave certified for this wallet (kept at create, else asked of
             // the attested enclave now): the relay's word alone could name its own.
@@ -165,13 +174,10 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
                 None => client.wallet_certificate(&wallet_id).await?,
             };
             if certificate.address != intent.to {
-                return Err(Failure(
-                    1,
-                    format!(
-                        "the relay named {} as the wallet; the enclave certified {}",
-                        intent.to, certificate.address
-                    ),
-                ));
+                return Err(Failure::failed(format!(
+                    "the relay named {} as the wallet; the enclave certified {}",
+                    intent.to, certificate.address
+                )));
             }
             let tx = client::wallets::check_intent(&intent, &payer_address, &mint_address, amount, decimals)?;
             let signature = client::wallets::sign_and_send(&chain, tx, &payer, intent.last_valid_block_height).await?;
@@ -238,7 +244,7 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
             }
             if !solvent {
                 eprintln!("the pool owes more than it holds");
-                return Ok(1);
+                return Ok(Exit::Failed);
             }
         }
         WalletCommand::Balance { wallet_id, mints } => {
@@ -268,5 +274,5 @@ pub async fn run(client: Client, command: WalletCommand, json: bool) -> Result<u
             }
         }
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }

@@ -4,10 +4,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Subcommand;
-use client::Client;
 use client::swap::{Limits, OneshotRequest};
 
-use super::{Failure, print_json};
+use crate::Context;
+use crate::exit::{Exit, Failure};
+use crate::output::print_json;
 
 #[derive(Subcommand)]
 pub enum SwapCommand {
@@ -65,11 +66,17 @@ pub enum SwapCommand {
 }
 
 /// `json`: the global `--json` (the quote is JSON either way).
-pub async fn run(client: Client, command: SwapCommand, json: bool) -> Result<u8, Failure> {
+pub async fn run(ctx: Context, command: SwapCommand) -> Result<Exit, Failure> {
+    let json = ctx.json;
+    // Only the quote goes to the relay alone; the rest checks what an attested enclave signed.
+    let client = match command {
+        SwapCommand::Quote { .. } => ctx.client,
+        _ => ctx.client.with_attestation(ctx.trust.options()?),
+    };
     match command {
         SwapCommand::Quote { from, to, amount, slippage_bps } => {
             print_json(&client.swap_quote(&from, &to, &amount, slippage_bps).await?);
-            Ok(0)
+            Ok(Exit::Ok)
         }
         SwapCommand::Status { session_id } => {
             let session = client.session(&session_id).await?;
@@ -80,7 +87,7 @@ pub async fn run(client: Client, command: SwapCommand, json: bool) -> Result<u8,
                 _ => None,
             };
             report(&session, receipt.as_ref(), json);
-            Ok(0)
+            Ok(Exit::Ok)
         }
         SwapCommand::Oneshot {
             payer_key,
@@ -123,9 +130,9 @@ pub async fn run(client: Client, command: SwapCommand, json: bool) -> Result<u8,
             };
             report(&session, receipt.as_ref(), json);
             Ok(match session["state"].as_str() {
-                Some("settled") => 0,
-                Some("failed") => 1,
-                _ => 2,
+                Some("settled") => Exit::Ok,
+                Some("failed") => Exit::Failed,
+                _ => Exit::Unfinished,
             })
         }
     }
