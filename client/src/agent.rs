@@ -75,7 +75,7 @@ impl Client {
     }
 
     async fn agent_private_once(&self, prompt: &str, model: Option<&str>) -> Result<PrivateAgentOutcome, ClientError> {
-        let mut plaintext = PromptPlaintext::from_prompt(prompt, crate::unix_now());
+        let mut plaintext = PromptPlaintext::from_prompt(prompt, shared::time::unix_now());
         plaintext.model = Some(model.unwrap_or(shared::catalog::DEFAULT_MODEL).into());
         let sent = self.seal_prompt(&plaintext).await?;
         // `prompt` is required by the contract (§2.2): an empty one rides beside the envelope.

@@ -125,7 +125,7 @@ impl Client {
     /// The enclave key to encrypt to: from the cache while its verification holds, else
     /// attested now (refusing an enclave that fails verification) and cached.
     pub(crate) async fn enclave_key(&self) -> Result<CachedKey, ClientError> {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let now = shared::time::unix_now();
         if let Some(cached) = self.keys.get(now, &self.cache_context) {
             return Ok(cached);
         }

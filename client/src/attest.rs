@@ -170,9 +170,9 @@ impl Client {
         {
             let mut options = options.clone();
             options.collateral = Some(pccs.collateral_for(&bytes).await?);
-            return Ok(evaluate(&a, tee, enclave, nonce, &options, crate::unix_now()));
+            return Ok(evaluate(&a, tee, enclave, nonce, &options, shared::time::unix_now()));
         }
-        Ok(evaluate(&a, tee, enclave, nonce, options, crate::unix_now()))
+        Ok(evaluate(&a, tee, enclave, nonce, options, shared::time::unix_now()))
     }
 }
 

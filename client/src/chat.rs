@@ -76,7 +76,7 @@ impl Client {
     }
 
     async fn chat_once(&self, prompt: &str, options: &ChatOptions) -> Result<ChatOutcome, ClientError> {
-        let mut plaintext = PromptPlaintext::from_prompt(prompt, crate::unix_now());
+        let mut plaintext = PromptPlaintext::from_prompt(prompt, shared::time::unix_now());
         // Sealed too, so the relay can neither swap the model nor lower the limit (the enclave
         // refuses an outer model that differs, and ignores an outer limit).
         plaintext.model = Some(options.model.clone().unwrap_or_else(|| shared::catalog::DEFAULT_MODEL.into()));

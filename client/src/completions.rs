@@ -71,7 +71,7 @@ impl Client {
             model: Some(request.model.clone()),
             max_tokens: request.max_tokens,
             temperature: request.temperature,
-            timestamp: Some(crate::unix_now()),
+            timestamp: Some(shared::time::unix_now()),
         };
         let sent = self.seal_prompt(&plaintext).await?;
         let body = serde_json::json!({"model": request.model, "encryptedPrompt": sent.envelope.to_json_string()});

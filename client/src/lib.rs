@@ -27,8 +27,3 @@ pub mod witness;
 
 pub use api::Client;
 pub use error::ClientError;
-
-/// Unix seconds now.
-pub(crate) fn unix_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}

@@ -24,7 +24,10 @@ impl PccsClient {
         let (fmspc, ca) = pcs_query(quote).map_err(|e| ClientError::Malformed(e.to_string()))?;
         let cache = self.cache_dir.as_ref().map(|d| d.join(format!("collateral-{fmspc}-{ca}.json")));
         if let Some(text) = cache.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
-            && Collateral::from_json(&text).ok().and_then(|c| c.valid_until).is_some_and(|t| t > crate::unix_now())
+            && Collateral::from_json(&text)
+                .ok()
+                .and_then(|c| c.valid_until)
+                .is_some_and(|t| t > shared::time::unix_now())
         {
             return Ok(text);
         }

@@ -57,7 +57,7 @@ impl Secrets {
         Bundle {
             version: self.version,
             enclave_key_id: hex::encode(key_id),
-            issued_at: crate::unix_now(),
+            issued_at: shared::time::unix_now(),
             kek: self.kek.clone(),
             previous_keks: self.previous_keks.clone(),
             credentials: self.credentials.clone(),

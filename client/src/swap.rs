@@ -143,7 +143,7 @@ impl Client {
         request: &OneshotRequest,
         limits: Limits,
     ) -> Result<Checked, ClientError> {
-        let terms = check_terms(&start, request, limits, crate::unix_now())?;
+        let terms = check_terms(&start, request, limits, shared::time::unix_now())?;
         self.attested_signer(&start.commitment.enclave_pubkey).await?;
         let ephemeral = Address::parse(&start.ephemeral_pubkey).ok_or(refused("ephemeralPubkey is malformed"))?;
         let bytes = shared::b64::decode(&start.funding_tx).map_err(|_| refused("fundingTx is not base64"))?;
@@ -244,23 +244,11 @@ pub fn check_terms(
     Ok(terms)
 }
 
-/// Web PKI roots, for an HTTPS chain node or router.
-fn web_tls() -> Result<rustls::ClientConfig, ClientError> {
-    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    let tls =
-        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| ClientError::Malformed(e.to_string()))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-    Ok(tls)
-}
-
 /// A chain client for `url` (web PKI roots for HTTPS).
 pub fn rpc(url: &str) -> Result<RpcChain, ClientError> {
     let timeout = Duration::from_secs(20);
     let built = match url.starts_with("https://") {
-        true => RpcChain::with_tls(url, timeout, web_tls()?),
+        true => RpcChain::with_tls(url, timeout, chain::web_pki()),
         false => RpcChain::new(url, timeout),
     };
     built.map_err(|e| ClientError::Malformed(format!("RPC URL: {e}")))
@@ -273,7 +261,7 @@ pub const MAX_SPREAD_BPS: u16 = 100;
 /// The least output to accept, from the client's own quote of `router_url` (the router's
 /// wire, not the relay's): the quote less the request's slippage and [`MAX_SPREAD_BPS`].
 pub async fn own_floor(router_url: &str, request: &OneshotRequest) -> Result<u64, ClientError> {
-    let tls = if router_url.starts_with("https://") { Some(web_tls()?) } else { None };
+    let tls = if router_url.starts_with("https://") { Some(chain::web_pki()) } else { None };
     let router = chain::Router::new(router_url, None, Duration::from_secs(20), tls);
     let mint = |text: &str| Address::parse(text).ok_or_else(|| ClientError::Malformed(format!("mint `{text}`")));
     let amount = shared::swap::parse_amount(&request.amount).ok_or_else(|| ClientError::Malformed("amount".into()))?;

@@ -172,11 +172,11 @@ impl Client {
         let expected = owner.map(|key| {
             shared::privacy::request_id(wallet_id, &Address(key.verifying_key().to_bytes()).to_string(), &nonce)
         });
-        let mut signed_at = crate::unix_now();
+        let mut signed_at = shared::time::unix_now();
         let mut resigned = 0;
         loop {
             let answer = self.post_owner_signed(path, &bytes, owner.map(|key| (key, signed_at, nonce.as_str()))).await;
-            let fresh = crate::unix_now() < signed_at + shared::privacy::OWNER_WINDOW_SECS - 30;
+            let fresh = shared::time::unix_now() < signed_at + shared::privacy::OWNER_WINDOW_SECS - 30;
             match answer {
                 // The enclave restarted: signed again a second after its provisioning (the
                 // clocks tell seconds apart), with the same nonce.
@@ -185,7 +185,7 @@ impl Client {
                 {
                     resigned += 1;
                     tokio::time::sleep(Duration::from_millis(1100)).await;
-                    signed_at = crate::unix_now();
+                    signed_at = shared::time::unix_now();
                 }
                 Err(e) if fresh && retry_same(&e, owner.is_some()) => {
                     tracing::info!(error = %e, "sending the same signed request again");

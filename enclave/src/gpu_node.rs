@@ -130,7 +130,7 @@ impl NodeGate {
         OsRng.fill_bytes(&mut nonce);
         let body = client.attestation(endpoint, &nonce).await.map_err(GateError::Unanswered)?;
         let evidence: NodeEvidence = serde_json::from_slice(&body).map_err(|_| GateError::Malformed)?;
-        let now = crate::process::unix_now();
+        let now = shared::time::unix_now();
         let verdict = shared::gpu::node::verify(&evidence, &self.pin, &nonce, &self.policy, now, &self.cache)?;
         tracing::info!(node = %verdict.tls_spki_sha256, gpus = verdict.gpus.len(), "GPU node attested");
         *self.slot() = Some((verdict.clone(), Instant::now()));

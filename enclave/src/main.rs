@@ -6,8 +6,9 @@ use std::sync::Arc;
 use enclave::attestation::{Attestation, ConfigfsTsm, QuoteProvider};
 use enclave::config::EnclaveConfig;
 use enclave::keys::EnclaveKeys;
-use enclave::process::{Enclave, unix_now};
+use enclave::process::Enclave;
 use enclave::tsm::{Retry, StdFs};
+use shared::time::unix_now;
 
 fn config_path() -> Result<Option<PathBuf>, String> {
     if is_pid1() {

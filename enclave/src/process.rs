@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use agent::model::{ChatMessage, ChatRequest, Endpoint, ModelClient, RetryPolicy};
 use agent::tool_loop::{LoopOptions, run_tool_loop};
@@ -98,10 +98,6 @@ pub struct Enclave {
     funds: Funds,
 }
 
-pub fn unix_now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 impl Enclave {
     pub fn new(
         config: &EnclaveConfig,
@@ -183,7 +179,7 @@ impl Enclave {
 
     /// One step of a session.
     pub async fn swap_step(&self, request: StepRequest) -> Result<StepAnswer, ProcessError> {
-        Ok(self.swaps()?.step(&self.custody, &self.keys, request, unix_now()).await?)
+        Ok(self.swaps()?.step(&self.custody, &self.keys, request, shared::time::unix_now()).await?)
     }
 
     /// A new managed-wallet key, sealed with its id and owner.
@@ -207,7 +203,12 @@ impl Enclave {
         request: shared::privacy::PrivacyRequest,
     ) -> Result<shared::privacy::PrivacyAnswer, ProcessError> {
         let swaps = self.swaps()?;
-        let env = Env { swaps: &swaps, custody: &self.custody, keys: &self.keys, now: self.funds.clock(unix_now()) };
+        let env = Env {
+            swaps: &swaps,
+            custody: &self.custody,
+            keys: &self.keys,
+            now: self.funds.clock(shared::time::unix_now()),
+        };
         Ok(self.funds.step(&env, request).await?)
     }
 
@@ -263,7 +264,7 @@ impl Enclave {
         let prompt = PromptPlaintext::parse(&plaintext).map_err(ProcessError::InvalidPrompt)?;
         drop(plaintext);
 
-        match self.replay.check(envelope.enc, envelope.nonce, prompt.timestamp, unix_now()) {
+        match self.replay.check(envelope.enc, envelope.nonce, prompt.timestamp, shared::time::unix_now()) {
             ReplayVerdict::Fresh => {}
             ReplayVerdict::Replayed => return Err(ProcessError::Replayed),
             ReplayVerdict::Stale => return Err(ProcessError::Stale),
@@ -308,7 +309,7 @@ impl Enclave {
             }),
             ReplyFormat::ChatCompletion => serde_json::to_vec(&ChatCompletion {
                 served_by,
-                ..ChatCompletion::new(reply.content, &model_id, reply.usage, receipt.clone(), unix_now())
+                ..ChatCompletion::new(reply.content, &model_id, reply.usage, receipt.clone(), shared::time::unix_now())
             }),
         };
         let reply_bytes = Zeroizing::new(sealed.map_err(|_| ProcessError::Internal)?);
@@ -387,7 +388,7 @@ impl Enclave {
         };
         let ctx = ReceiptContext {
             program_id: self.program_id,
-            timestamp: unix_now(),
+            timestamp: shared::time::unix_now(),
             tdx_quote_hash: self.attestation.binding_quote_hash,
         };
         Receipt::issue(&body, self.keys.signer(), &ctx).map_err(|_| ProcessError::Internal)

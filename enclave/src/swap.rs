@@ -187,14 +187,14 @@ impl Swaps {
             }
         }
         let timeout = Duration::from_secs(config.timeout_secs.max(1));
-        let tls = || Some(agent::tools::web_pki_tls());
+        let tls = || Some(chain::web_pki());
         let rpc_url = match (config.rpc_url.contains("{apiKey}"), rpc_key) {
             (false, _) => config.rpc_url.clone(),
             (true, Some(key)) => config.rpc_url.replace("{apiKey}", key),
             (true, None) => return Err("swaps.rpcUrl names {apiKey}: the secrets bundle has no `solanaRpc` key".into()),
         };
         let chain = match rpc_url.starts_with("https://") {
-            true => RpcChain::with_tls(&rpc_url, timeout, agent::tools::web_pki_tls()),
+            true => RpcChain::with_tls(&rpc_url, timeout, chain::web_pki()),
             false => RpcChain::new(&rpc_url, timeout),
         }
         .map_err(|e| format!("swaps.rpcUrl: {e}"))?;

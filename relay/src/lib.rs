@@ -20,6 +20,7 @@ pub mod enclaves;
 pub mod error;
 pub mod failpoint;
 pub mod housekeeping;
+pub mod ids;
 pub mod log;
 pub mod logging;
 pub mod mcp;
@@ -37,5 +38,5 @@ pub mod x402;
 
 /// Unix seconds now (the relay's own clock; receipts carry the enclave's).
 pub fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+    shared::time::unix_now() as i64
 }

@@ -1,4 +1,16 @@
-//! Unix time formatting without a date library (RFC 3339, UTC, whole seconds).
+//! Unix time: this machine's clock, and RFC 3339 (UTC, whole seconds) without a date library.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Unix seconds now, by this machine's clock (0 for a clock before 1970).
+pub fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Unix milliseconds now.
+pub fn unix_now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
 
 /// Formats unix seconds as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn rfc3339(unix: u64) -> String {

@@ -24,7 +24,7 @@ const CLIENTS: usize = 64;
 async fn sealed(http: &reqwest::Client, enclave: &str, requests: usize) -> Vec<String> {
     let key: serde_json::Value = http.get(format!("{enclave}/public-key")).send().await.unwrap().json().await.unwrap();
     let key: [u8; 32] = shared::b64::decode_array(key["publicKey"].as_str().unwrap()).unwrap();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = shared::time::unix_now();
     let plaintext = serde_json::to_vec(&PromptPlaintext::from_prompt("Say ok.", now)).unwrap();
     (0..requests)
         .map(|_| {

@@ -35,7 +35,7 @@ fn main() {
     let (mut through_relay, mut direct) = runtime.block_on(async {
         let key: serde_json::Value = http.get(format!("{enclave}/public-key")).send().await.unwrap().json().await.unwrap();
         let key: [u8; 32] = shared::b64::decode_array(key["publicKey"].as_str().unwrap()).unwrap();
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let now = shared::time::unix_now();
         let seal = || {
             let plaintext = serde_json::to_vec(&PromptPlaintext::from_prompt("Say ok.", now)).unwrap();
             serde_json::json!({"encryptedPrompt": envelope::seal(&key, &plaintext, &mut OsRng).unwrap().0.to_json_string()})

@@ -166,7 +166,7 @@ async fn attest(State(node): State<Arc<Node>>, Query(q): Query<AttestQuery>) -> 
         return (StatusCode::BAD_REQUEST, "nonce must be 64 hex").into_response();
     };
     *node.attestations.lock().unwrap() += 1;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = shared::time::unix_now();
     let gpus = node.board.gpus.len();
     let mut answer = Answer::honest(&node.pin, &nonce, gpus, now - 60);
     match node.behaviour {

@@ -6,6 +6,7 @@
 pub mod chain;
 pub mod gpu_node;
 pub mod host;
+pub mod http;
 pub mod keyholder;
 pub mod postgres;
 pub mod route_program;
@@ -405,11 +406,11 @@ impl Stack {
         if self.options.provision && self.options.dev_quotes {
             self.provision_now();
             // At or after the bundles' `issuedAt`.
-            let provisioned_at = unix_seconds();
+            let provisioned_at = shared::time::unix_now();
             // An owner request signed in the second of a boot's provisioning is refused
             // (`request_predates_boot`: the clocks tell seconds apart), so a test starts signing
             // in the next one.
-            while unix_seconds() <= provisioned_at {
+            while shared::time::unix_now() <= provisioned_at {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -537,10 +538,6 @@ pub fn credit_usdc(config: &Path, key_id: &str, amount: i64) {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn unix_seconds() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
 }
 
 fn unique() -> u128 {

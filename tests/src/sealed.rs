@@ -19,7 +19,7 @@ pub struct Sealed {
 pub async fn seal(stack: &Stack, prompt: &str) -> Sealed {
     let key: Value = reqwest::get(format!("{}/tee/public-key", stack.relay_url)).await.unwrap().json().await.unwrap();
     let key: [u8; 32] = shared::b64::decode_array(key["publicKey"].as_str().unwrap()).unwrap();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = shared::time::unix_now();
     let plaintext = serde_json::to_vec(&PromptPlaintext::from_prompt(prompt, now)).unwrap();
     let (envelope, context) = envelope::seal(&key, &plaintext, &mut OsRng).unwrap();
     Sealed { envelope, context }

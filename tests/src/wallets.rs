@@ -89,7 +89,7 @@ pub async fn newest_session(w: &SwapWorld, wallet_id: &str, kind: &str) -> Strin
 /// A POST signed by `owner` over exactly `body` (a fresh nonce).
 pub async fn post_signed(w: &SwapWorld, path: &str, owner: &SigningKey, body: &str) -> (u16, Value) {
     let nonce = hex::encode(crate::chain::new_key().to_bytes());
-    let (t, n, s) = signed(owner, path, body, now(), &nonce[..16]);
+    let (t, n, s) = signed(owner, path, body, shared::time::unix_now(), &nonce[..16]);
     post(w, path, API_KEY, body, Some((&t, &n, &s))).await
 }
 
@@ -98,12 +98,7 @@ pub async fn get(w: &SwapWorld, path: &str, key: Option<&str>) -> (u16, Value) {
     if let Some(key) = key {
         request = request.bearer_auth(key);
     }
-    let r = request.send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
-pub fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    crate::http::send(request).await
 }
 
 /// The owner headers for `body` at `path`, signed by `key`.

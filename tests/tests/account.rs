@@ -74,12 +74,7 @@ async fn operator_credit_shows_in_the_balance() {
 }
 
 async fn post(stack: &Stack, path: &str, body: Value, key: Option<&str>) -> (u16, Value) {
-    let mut req = reqwest::Client::new().post(format!("{}{path}", stack.relay_url)).json(&body);
-    if let Some(k) = key {
-        req = req.bearer_auth(k);
-    }
-    let r = req.send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    e2e::http::post(&format!("{}{path}", stack.relay_url), &body, key).await
 }
 
 async fn call(stack: &Stack, method: reqwest::Method, path: &str, key: &str) -> (u16, Value) {

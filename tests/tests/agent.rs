@@ -32,13 +32,7 @@ async fn fixture(turns: Vec<Turn>, relay: Value) -> Fixture {
 }
 
 async fn post(stack: &Stack, body: Value, key: Option<&str>) -> (u16, Value) {
-    let mut request = reqwest::Client::new().post(format!("{}/agent", stack.relay_url)).json(&body);
-    if let Some(key) = key {
-        request = request.bearer_auth(key);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
+    e2e::http::post(&format!("{}/agent", stack.relay_url), &body, key).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

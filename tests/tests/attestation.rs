@@ -6,6 +6,7 @@ use std::process::Command;
 use client::ClientError;
 use client::attest::AttestOptions;
 use client::chat::ChatOptions;
+use e2e::http::get;
 use e2e::{Stack, StackOptions, binary, dev_measurements};
 use serde_json::Value;
 use shared::attest::{TrustRoot, Verdict};
@@ -96,11 +97,6 @@ async fn unattested_enclave_is_refused_unless_allowed_and_then_flagged() {
     let (code, _, err) = svc(&stack, &["chat", "--max-tokens", "4", "hi"]);
     assert_eq!(code, 1);
     assert!(err.contains("tdx_quote_unavailable"), "{err}");
-}
-
-async fn get(url: &str) -> (u16, Value) {
-    let r = reqwest::get(url).await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -193,7 +193,7 @@ async fn over_the_rate_limit_is_429_with_retry_after() {
     };
     let stack = tokio::task::spawn_blocking(move || Stack::start_with(options)).await.unwrap();
     // Keep the five requests inside one one-minute window.
-    let into_window = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() % 60;
+    let into_window = shared::time::unix_now() % 60;
     if into_window > 55 {
         tokio::time::sleep(std::time::Duration::from_secs(61 - into_window)).await;
     }
@@ -219,15 +219,14 @@ async fn over_the_rate_limit_is_429_with_retry_after() {
 async fn seal(base: &str, prompt: &str) -> (shared::envelope::Envelope, shared::hpke::Context) {
     let key: Value = reqwest::get(format!("{base}/tee/public-key")).await.unwrap().json().await.unwrap();
     let tee: [u8; 32] = shared::b64::decode_array(key["publicKey"].as_str().unwrap()).unwrap();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = shared::time::unix_now();
     let plaintext = shared::envelope::PromptPlaintext::from_prompt(prompt, now);
     let bytes = serde_json::to_vec(&plaintext).unwrap();
     shared::envelope::seal(&tee, &bytes, &mut rand_core::OsRng).unwrap()
 }
 
 async fn post(base: &str, path: &str, body: Value, key: &str) -> (u16, Value) {
-    let r = reqwest::Client::new().post(format!("{base}{path}")).bearer_auth(key).json(&body).send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
+    e2e::http::post(&format!("{base}{path}"), &body, Some(key)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -136,13 +136,8 @@ fn sealed_bundle(bundle: &Bundle, signer: &SigningKey, tee: &[u8; 32]) -> String
 }
 
 async fn post_bundle(stack: &Stack, encrypted_bundle: &str) -> (u16, Value) {
-    let response = reqwest::Client::new()
-        .post(format!("{}/tee/provision", stack.relay_url))
-        .json(&json!({"encryptedBundle": encrypted_bundle}))
-        .send()
-        .await
-        .unwrap();
-    (response.status().as_u16(), response.json().await.unwrap())
+    let body = json!({"encryptedBundle": encrypted_bundle});
+    e2e::http::post(&format!("{}/tee/provision", stack.relay_url), &body, None).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -53,8 +53,7 @@ async fn world(database_url: Option<String>) -> SwapWorld {
 }
 
 async fn get(world: &SwapWorld, base: &str, path: &str) -> (u16, Value) {
-    let r = reqwest::Client::new().get(format!("{base}{path}")).bearer_auth(&world.stack.api_key).send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
+    e2e::http::send(reqwest::Client::new().get(format!("{base}{path}")).bearer_auth(&world.stack.api_key)).await
 }
 
 /// Sends `amount` of `mint` from `from` to `owner`'s token account, creating it in the same

@@ -48,7 +48,7 @@ async fn fixture() -> Fixture {
 async fn sealed(stack: &Stack) -> String {
     let key: Value = reqwest::get(format!("{}/tee/public-key", stack.relay_url)).await.unwrap().json().await.unwrap();
     let key: [u8; 32] = shared::b64::decode_array(key["publicKey"].as_str().unwrap()).unwrap();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = shared::time::unix_now();
     let plaintext = serde_json::to_vec(&PromptPlaintext::from_prompt("hang up on me", now)).unwrap();
     envelope::seal(&key, &plaintext, &mut OsRng).unwrap().0.to_json_string()
 }

@@ -463,7 +463,7 @@ async fn private_inference_paid_takes_an_x402_payment_in_meta() {
     let stack = tokio::task::block_in_place(|| e2e::Stack::start_with(options));
     let key: Value = reqwest::get(format!("{}/tee/public-key", stack.relay_url)).await.unwrap().json().await.unwrap();
     let key: [u8; 32] = shared::b64::decode_array(key["publicKey"].as_str().unwrap()).unwrap();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = shared::time::unix_now();
     let canary = "mcp-canary-7f3a: what is the capital of France?";
     let plaintext = serde_json::to_vec(&PromptPlaintext::from_prompt(canary, now)).unwrap();
     let (sealed, context) = envelope::seal(&key, &plaintext, &mut OsRng).unwrap();

@@ -10,11 +10,8 @@ use e2e::{Stack, StackOptions};
 use rand_core::OsRng;
 use serde_json::{Value, json};
 use shared::envelope::{self, PromptPlaintext};
+use shared::time::unix_now;
 use standins::openai::{self, Turn};
-
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-}
 
 async fn stack_with(turns: Vec<Turn>, enclave: Value) -> (Stack, openai::Seen, standins::Running) {
     let (server, seen) = openai::start(turns).await;
@@ -39,13 +36,11 @@ async fn seal(stack: &Stack, plaintext: &PromptPlaintext) -> String {
 
 /// Posts to the enclave's internal API, as the relay does.
 async fn post(stack: &Stack, route: &str, body: &Value) -> (u16, Value) {
-    let url = format!("http://127.0.0.1:{}{route}", stack.enclave_port);
-    let r = reqwest::Client::new().post(url).json(body).send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    e2e::http::post(&format!("http://127.0.0.1:{}{route}", stack.enclave_port), body, None).await
 }
 
 fn timed(prompt: &str) -> PromptPlaintext {
-    PromptPlaintext::from_prompt(prompt, now())
+    PromptPlaintext::from_prompt(prompt, unix_now())
 }
 
 #[tokio::test(flavor = "multi_thread")]

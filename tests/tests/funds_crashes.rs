@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use e2e::keyholder::{age_encrypt, has_age, provisioner_file};
 use e2e::swaps::SwapWorld;
-use e2e::wallets::{WAIT, code, get, now, post_once, settle, signed};
+use e2e::wallets::{WAIT, code, get, post_once, settle, signed};
 use e2e::{API_KEY, chain::address_of, chain::new_key};
 use ed25519_dalek::SigningKey;
 use serde_json::json;
 use shared::address::Address;
+use shared::time::unix_now;
 
 const USDC: u64 = 1_000_000;
 
@@ -98,7 +99,7 @@ async fn the_witness_killed_mid_append_loses_and_doubles_nothing() {
             let path = format!("/agents/v1/wallets/{id}/withdraw");
             let body = json!({"mint": usdc, "amount": (2 * USDC).to_string(), "destinationPubkey": d.to_string()});
             let body = body.to_string();
-            let headers = signed(owner, &path, &body, now(), &format!("crash-{i}"));
+            let headers = signed(owner, &path, &body, unix_now(), &format!("crash-{i}"));
             (path, body, headers)
         })
         .collect();
@@ -173,7 +174,7 @@ async fn the_enclave_killed_before_the_acknowledgement_pays_the_stored_step_once
     let body =
         json!({"mint": w.usdc.to_string(), "amount": (3 * USDC).to_string(), "destinationPubkey": to.to_string()});
     let body = body.to_string();
-    let (t, n, s) = signed(&owner, &path, &body, now(), "before-ack");
+    let (t, n, s) = signed(&owner, &path, &body, unix_now(), "before-ack");
     // Nobody answers for the witness: the relay stores the step and gives up waiting.
     let answer = e2e::wallets::post(&w, &path, API_KEY, &body, Some((&t, &n, &s))).await;
     assert_eq!(code(&answer), (503, "witness_unavailable"), "{}", answer.1);
@@ -201,7 +202,7 @@ async fn the_enclave_killed_before_the_acknowledgement_pays_the_stored_step_once
     wait_paid(&w, &[to], 3 * USDC).await;
     // The owner's client, sending the same bytes again after the restart (signed again with the
     // same nonce), gets the order that was paid.
-    let (t2, n2, s2) = signed(&owner, &path, &body, now(), "before-ack");
+    let (t2, n2, s2) = signed(&owner, &path, &body, unix_now(), "before-ack");
     let again = e2e::wallets::post(&w, &path, API_KEY, &body, Some((&t2, &n2, &s2))).await;
     assert_eq!(again.0, 200, "{}", again.1);
     assert_eq!(again.1["order"]["destination"], to.to_string());

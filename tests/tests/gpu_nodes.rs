@@ -12,6 +12,7 @@ use e2e::{Stack, StackOptions};
 use rand_core::{OsRng, RngCore};
 use serde_json::{Value, json};
 use shared::envelope::{self, PromptPlaintext};
+use shared::time::unix_now;
 
 /// The golden values of the H100 sample's firmware, made by the real tool from NVIDIA's RIMs.
 fn gpu_policy() -> Value {
@@ -31,24 +32,14 @@ fn canary() -> String {
     format!("CANARY-{}", hex::encode(bytes))
 }
 
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-}
-
 /// Posts a prompt sealed by hand to `/tee/process` for `model`.
 async fn post_sealed(stack: &Stack, model: &str, prompt: &str) -> (u16, Value) {
     let key = stack.client().public_key().await.unwrap();
     let key: [u8; 32] = shared::b64::decode_array(&key.public_key).unwrap();
-    let pt = serde_json::to_vec(&PromptPlaintext::from_prompt(prompt, now())).unwrap();
+    let pt = serde_json::to_vec(&PromptPlaintext::from_prompt(prompt, unix_now())).unwrap();
     let sealed = envelope::seal(&key, &pt, &mut OsRng).unwrap().0;
-    let r = reqwest::Client::new()
-        .post(format!("{}/tee/process", stack.relay_url))
-        .bearer_auth(&stack.api_key)
-        .json(&json!({"encryptedPrompt": sealed.to_json_string(), "model": model}))
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
+    let body = json!({"encryptedPrompt": sealed.to_json_string(), "model": model});
+    e2e::http::post(&format!("{}/tee/process", stack.relay_url), &body, Some(&stack.api_key)).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -17,12 +17,13 @@ use std::time::Duration;
 use chain::{Chain, Commitment, Confirmation};
 use e2e::host::{Host, OwnedWallet, owner_request, proposal, refusal, withdrawal, witnessed};
 use e2e::swaps::SwapWorld;
-use e2e::wallets::{WAIT, now, owned_wallet, settle, svc, svc_output};
+use e2e::wallets::{WAIT, owned_wallet, settle, svc, svc_output};
 use e2e::{chain::address_of, chain::new_key};
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use shared::address::Address;
 use shared::privacy::PrivacyRequest;
+use shared::time::unix_now;
 
 const USDC: u64 = 1_000_000;
 
@@ -83,7 +84,7 @@ async fn concurrent_withdrawals(database_url: Option<String>) {
         let (book, version) = host.book(&usdc).await.unwrap();
         let destinations: Vec<Address> = (0..n).map(|_| address_of(&new_key())).collect();
         let steps: Vec<PrivacyRequest> = (destinations.iter().enumerate())
-            .map(|(i, d)| wallet.withdraw((2 * USDC, d), (now(), &format!("n{n}-{i}")), Some(&book)))
+            .map(|(i, d)| wallet.withdraw((2 * USDC, d), (unix_now(), &format!("n{n}-{i}")), Some(&book)))
             .collect();
         let answers = e2e::join_all(steps.iter().map(|s| host.step(port, s))).await;
         // Each is a sealed successor and a request to the witness; nothing is given out yet.
@@ -115,7 +116,7 @@ async fn concurrent_withdrawals(database_url: Option<String>) {
         // The host stores the head as a relay would; the refused books open nowhere.
         host.store_book(&usdc, &proposals[winner].0, version + 1).await;
         for (i, (blob, _)) in proposals.iter().enumerate().filter(|(i, _)| *i != winner) {
-            let again = wallet.withdraw((USDC, &destinations[i]), (now(), &format!("again{n}-{i}")), Some(blob));
+            let again = wallet.withdraw((USDC, &destinations[i]), (unix_now(), &format!("again{n}-{i}")), Some(blob));
             assert_eq!(refusal(&host.step(port, &again).await), (409, "book_rollback".into()));
         }
         let paid: Vec<u64> = e2e::join_all(destinations.iter().map(|d| w.balance(d, &w.usdc))).await;
@@ -152,7 +153,7 @@ async fn sibling_books_are_refused() {
     // The host has the enclave sign an encrypt of 5, lands it itself and tells the relay nothing.
     let body = json!({"mint": usdc, "amount": (5 * USDC).to_string()});
     let path = format!("/agents/v1/wallets/{id}/encrypt");
-    let request = owner_request(&wallet, &path, &body, &owner, (now(), "deposit"));
+    let request = owner_request(&wallet, &path, &body, &owner, (unix_now(), "deposit"));
     let built = host.step(port, &PrivacyRequest::EncryptBuild { request, pool: pool.clone() }).await;
     assert_eq!(built.0, 200, "{}", built.1);
     land(&w, &built.1).await;
@@ -174,7 +175,7 @@ async fn sibling_books_are_refused() {
     host.store_book(&usdc, &a.0, version + 1).await;
     // A withdrawal from the sibling the witness refused: it is not the head.
     let to = address_of(&new_key());
-    let take = |blob: &str, nonce: &str| owned.withdraw((6 * USDC, &to), (now(), nonce), Some(blob));
+    let take = |blob: &str, nonce: &str| owned.withdraw((6 * USDC, &to), (unix_now(), nonce), Some(blob));
     assert_eq!(refusal(&host.step(port, &take(&b.0, "from-b")).await), (409, "book_rollback".into()));
     // The deposit credited again on the head: already credited.
     let again = PrivacyRequest::EncryptCredit {
@@ -208,7 +209,7 @@ async fn an_old_book_or_a_captured_request_after_a_restart_is_refused() {
     let to = address_of(&new_key());
     let path = withdraw_path(&id);
     let body = withdrawal(&usdc, 4 * USDC, &to.to_string());
-    let captured = owner_request(&host.wallet_blob(&id).await, &path, &body, &owner, (now(), "captured"));
+    let captured = owner_request(&host.wallet_blob(&id).await, &path, &body, &owner, (unix_now(), "captured"));
     let (t, n, s) =
         (captured.auth.as_ref().unwrap().timestamp.to_string(), "captured", captured.auth.clone().unwrap().signature);
     let done = e2e::wallets::post(&w, &path, e2e::API_KEY, &body.to_string(), Some((&t, n, &s))).await;
@@ -220,7 +221,7 @@ async fn an_old_book_or_a_captured_request_after_a_restart_is_refused() {
     let owned = OwnedWallet::of(&host, &id, &owner, &usdc).await;
     let (wallet, pool) = (owned.blob.clone(), owned.pool.clone());
     let thief = address_of(&new_key());
-    let steal = |book: Option<&str>, nonce: &str| owned.withdraw((4 * USDC, &thief), (now(), nonce), book);
+    let steal = |book: Option<&str>, nonce: &str| owned.withdraw((4 * USDC, &thief), (unix_now(), nonce), book);
     assert_eq!(refusal(&host.step(port, &steal(Some(&old), "old")).await), (409, "book_rollback".into()));
     assert_eq!(refusal(&host.step(port, &steal(None, "none")).await), (409, "book_rollback".into()));
     let reserves = PrivacyRequest::Reserves { pool: pool.clone(), book: Some(old.clone()), mint: usdc.clone() };
@@ -261,7 +262,7 @@ async fn two_enclaves_given_one_book_extend_it_once() {
     let (book, version) = host.book(&usdc).await.unwrap();
     let ports = w.stack.enclave_ports();
     let (to_a, to_b) = (address_of(&new_key()), address_of(&new_key()));
-    let take = |to: &Address, nonce: &str| owned.withdraw((3 * USDC, to), (now(), nonce), Some(&book));
+    let take = |to: &Address, nonce: &str| owned.withdraw((3 * USDC, to), (unix_now(), nonce), Some(&book));
     // An enclave may not have seen the head's acknowledgement (the relay spreads its steps):
     // the host shows it to both, as the relay does on `book_rollback`.
     let head_answer = head_acknowledgement(&host, &book).await;
@@ -276,7 +277,7 @@ async fn two_enclaves_given_one_book_extend_it_once() {
     assert!(va.appended() && !vb.appended(), "one extends the head");
     assert_eq!(refusal(&host.step(ports[1], &witnessed(Some(&b.0), &vb)).await), (409, "book_stale".into()));
     // The second enclave learned the head from the refusal: its own book opens no more.
-    let again = owned.withdraw((USDC, &to_b), (now(), "b2"), Some(&b.0));
+    let again = owned.withdraw((USDC, &to_b), (unix_now(), "b2"), Some(&b.0));
     assert_eq!(refusal(&host.step(ports[1], &again).await), (409, "book_rollback".into()));
     let released = host.step(ports[0], &witnessed(Some(&a.0), &va)).await;
     assert_eq!(released.0, 200, "{}", released.1);
@@ -308,7 +309,7 @@ async fn a_lost_answer_resent_moves_nothing_twice() {
     let path = withdraw_path(&id);
     let to = address_of(&new_key());
     let body = withdrawal(&usdc, 2 * USDC, &to.to_string()).to_string();
-    let (t, n, s) = e2e::wallets::signed(&owner, &path, &body, now(), "lost-once");
+    let (t, n, s) = e2e::wallets::signed(&owner, &path, &body, unix_now(), "lost-once");
     let first = e2e::wallets::post(&w, &path, e2e::API_KEY, &body, Some((&t, &n, &s))).await;
     assert_eq!(first.0, 200, "{}", first.1);
     let again = e2e::wallets::post(&w, &path, e2e::API_KEY, &body, Some((&t, &n, &s))).await;
@@ -324,7 +325,7 @@ async fn a_lost_answer_resent_moves_nothing_twice() {
     assert_eq!(same.1["order"], first.1["order"]);
     // Another body under the same nonce.
     let other = withdrawal(&usdc, 3 * USDC, &to.to_string()).to_string();
-    let (t2, n2, s2) = e2e::wallets::signed(&owner, &path, &other, now(), "lost-once");
+    let (t2, n2, s2) = e2e::wallets::signed(&owner, &path, &other, unix_now(), "lost-once");
     let reused = e2e::wallets::post(&w, &path, e2e::API_KEY, &other, Some((&t2, &n2, &s2))).await;
     assert_eq!(e2e::wallets::code(&reused), (422, "idempotency_key_reused"));
 
@@ -334,7 +335,7 @@ async fn a_lost_answer_resent_moves_nothing_twice() {
     let port = w.stack.enclave_port;
     let head = host.book(&usdc).await.unwrap().0;
     assert_eq!(refusal(&host.step(port, &direct(timestamp, &head)).await), (400, "request_predates_boot".into()));
-    let resigned = host.step(port, &direct(now(), &head)).await;
+    let resigned = host.step(port, &direct(unix_now(), &head)).await;
     match resigned.0 {
         200 => assert_eq!(resigned.1["order"], first.1["order"]),
         _ => assert_eq!(refusal(&resigned), (409, "replay_detected".into())),
@@ -445,7 +446,7 @@ async fn a_one_shot_min_out_below_the_enclaves_quote_is_never_committed() {
         json!({"sessionId": "2b1f0c7e-9d3a-4c51-8e6f-0a9b8c7d6e5f", "payer": address_of(&new_key()).to_string(),
                "fromMint": w.usdc.to_string(), "toMint": w.token.to_string(), "amount": amount.to_string(),
                "destination": address_of(&new_key()).to_string(), "minOut": min_out.to_string(),
-               "expiresAt": now() + 300})
+               "expiresAt": unix_now() + 300})
     };
     let url = format!("http://127.0.0.1:{}/swaps/sessions", w.stack.enclave_ports()[0]);
     for min_out in [0, 1, floor - 1] {

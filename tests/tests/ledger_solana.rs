@@ -11,8 +11,9 @@ use chain::Chain;
 use client::chat::{ChatOptions, ChatOutcome};
 use client::onchain::LedgerStatus;
 use e2e::chain::{LocalChain, address_of, new_key, noop_program_elf};
+use e2e::http::get;
 use e2e::{Stack, StackOptions, binary};
-use serde_json::{Value, json};
+use serde_json::json;
 use shared::address::{Address, default_program_id};
 use shared::tlog::wire::{Anchor, Anchors};
 
@@ -67,11 +68,6 @@ async fn landed(stack: &Stack, address: &str, within: Duration) -> LedgerStatus 
         assert!(Instant::now() < deadline, "not landed in {within:?}: {s:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-async fn get(url: &str) -> (u16, Value) {
-    let r = reqwest::get(url).await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
 /// What the ledger key's successful transactions on the chain commit: receipt prompt hashes

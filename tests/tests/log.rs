@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use client::chat::ChatOptions;
 use client::log::LogError;
+use e2e::http::get;
 use e2e::{Stack, StackOptions, binary};
 use serde_json::{Value, json};
 use shared::tlog::sth::TreeHead;
@@ -19,11 +20,6 @@ use standins::openai::{self, Turn};
 
 fn options() -> ChatOptions {
     ChatOptions { max_tokens: Some(8), ..ChatOptions::default() }
-}
-
-async fn get(url: &str) -> (u16, Value) {
-    let r = reqwest::get(url).await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
 async fn sth(stack: &Stack) -> SignedTreeHead {
@@ -262,7 +258,7 @@ async fn burst(stack: &Stack, n: usize) -> Vec<Option<Value>> {
     let enclave = format!("http://127.0.0.1:{}", stack.enclave_port);
     let key = get(&format!("{enclave}/public-key")).await.1;
     let key: [u8; 32] = shared::b64::decode_array(key["publicKey"].as_str().unwrap()).unwrap();
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = shared::time::unix_now();
     let plaintext = serde_json::to_vec(&shared::envelope::PromptPlaintext::from_prompt("Say ok.", now)).unwrap();
     let posts = (0..n).map(|_| {
         let envelope = shared::envelope::seal(&key, &plaintext, &mut rand_core::OsRng).unwrap().0;

@@ -3,40 +3,28 @@
 use client::chat::ChatOptions;
 use client::key_cache::KeyCache;
 use client::receipts::ReceiptQuery;
+use e2e::http::get;
 use e2e::{API_KEY, Stack};
 use rand_core::{OsRng, RngCore};
 use serde_json::{Value, json};
 use shared::envelope::{self, PromptPlaintext};
 use shared::receipt::Receipt;
+use shared::time::unix_now;
 
 fn options() -> ChatOptions {
     ChatOptions { max_tokens: Some(16), ..ChatOptions::default() }
 }
 
 async fn post_process(stack: &Stack, body: &Value, key: Option<&str>) -> (u16, Value) {
-    let mut req = reqwest::Client::new().post(format!("{}/tee/process", stack.relay_url)).json(body);
-    if let Some(k) = key {
-        req = req.bearer_auth(k);
-    }
-    let r = req.send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
-}
-
-async fn get(url: &str) -> (u16, Value) {
-    let r = reqwest::get(url).await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    e2e::http::post(&format!("{}/tee/process", stack.relay_url), body, key).await
 }
 
 /// Seals a prompt to the current enclave key by hand, as an independent client would.
 async fn sealed_envelope(stack: &Stack, prompt: &str) -> envelope::Envelope {
     let key = stack.client().public_key().await.unwrap();
     let key: [u8; 32] = shared::b64::decode_array(&key.public_key).unwrap();
-    let pt = serde_json::to_vec(&PromptPlaintext::from_prompt(prompt, now())).unwrap();
+    let pt = serde_json::to_vec(&PromptPlaintext::from_prompt(prompt, unix_now())).unwrap();
     envelope::seal(&key, &pt, &mut OsRng).unwrap().0
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
 }
 
 async fn receipt_rows(stack: &Stack) -> i64 {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use chain::Chain;
 use client::swap::{Limits, fund};
 use e2e::chain::{address_of, new_key};
+use e2e::http::get;
 use e2e::swaps::{SOL, SwapWorld, pool_out, token_account_rent, units};
 use serde_json::{Value, json};
 use shared::address::Address;
@@ -16,14 +17,8 @@ use shared::swap::funding;
 const TEN_USDC: u64 = 10_000_000;
 const FOLLOW: Duration = Duration::from_secs(90);
 
-async fn get(url: &str) -> (u16, Value) {
-    let r = reqwest::get(url).await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
 async fn post(url: &str, body: Value) -> (u16, Value) {
-    let r = reqwest::Client::new().post(url).bearer_auth(e2e::API_KEY).json(&body).send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    e2e::http::post(url, &body, Some(e2e::API_KEY)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -49,7 +44,7 @@ async fn a_oneshot_swap_settles_with_exact_balances_and_a_verified_receipt() {
     let (pool_usdc, pool_token) = (w.balance(&pool, &w.usdc).await, w.balance(&pool, &w.token).await);
     let (id, checked, funding_sig) = w.run_session(&payer, TEN_USDC).await;
     assert!(checked.start.bucketed);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = shared::time::unix_now();
     assert!(shared::time::parse_rfc3339(&checked.start.expires_at).unwrap() > now);
     let session = client.follow(&id, FOLLOW).await.unwrap();
     assert_eq!(session["state"], "settled", "{session}");

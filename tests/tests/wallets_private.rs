@@ -12,11 +12,12 @@ use std::time::{Duration, Instant};
 
 use chain::Chain;
 use e2e::swaps::SwapWorld;
-use e2e::wallets::{OTHER_KEY, WAIT, code, fund_pool, get, now, post, post_once, settle, signed, svc, world_on};
+use e2e::wallets::{OTHER_KEY, WAIT, code, fund_pool, get, post, post_once, settle, signed, svc, world_on};
 use e2e::{API_KEY, chain::address_of, chain::new_key};
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use shared::address::Address;
+use shared::time::unix_now;
 
 const USDC: u64 = 1_000_000;
 
@@ -35,7 +36,7 @@ async fn withdraw_when_warm(
 ) -> (u16, Value) {
     let deadline = Instant::now() + WAIT;
     loop {
-        let headers = owner.map(|k| signed(k, path, body, now(), &hex::encode(new_key().to_bytes())[..16]));
+        let headers = owner.map(|k| signed(k, path, body, unix_now(), &hex::encode(new_key().to_bytes())[..16]));
         let answer =
             post(w, path, key, body, headers.as_ref().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))).await;
         if code(&answer) != (503, "pool_warming_up") {
@@ -97,22 +98,22 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
     assert_eq!(code(&try_with(None, &body).await), (401, "owner_signature_required"));
     let stranger = new_key();
     assert_eq!(
-        code(&try_with(Some(signed(&stranger, &path, &body, now(), "n-wrong")), &body).await),
+        code(&try_with(Some(signed(&stranger, &path, &body, unix_now(), "n-wrong")), &body).await),
         (403, "owner_signature_invalid")
     );
     assert_eq!(
-        code(&try_with(Some(signed(&owner, &path, &body, now() + 400, "n-stale")), &body).await),
+        code(&try_with(Some(signed(&owner, &path, &body, unix_now() + 400, "n-stale")), &body).await),
         (400, "stale_timestamp")
     );
     // Signed before this enclave was provisioned: dead whatever its window (DESIGN §13).
     assert_eq!(
-        code(&try_with(Some(signed(&owner, &path, &body, now() - 400, "n-old")), &body).await),
+        code(&try_with(Some(signed(&owner, &path, &body, unix_now() - 400, "n-old")), &body).await),
         (400, "request_predates_boot")
     );
     // Signed for another wallet's path.
     let elsewhere = "/agents/v1/wallets/00000000-0000-4000-8000-000000000000/withdraw";
     assert_eq!(
-        code(&try_with(Some(signed(&owner, elsewhere, &body, now(), "n-path")), &body).await),
+        code(&try_with(Some(signed(&owner, elsewhere, &body, unix_now(), "n-path")), &body).await),
         (403, "owner_signature_invalid")
     );
     // The owner's signature over one destination, forwarded with another (what a relay that
@@ -120,18 +121,18 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
     let thief = address_of(&new_key());
     let altered = body.replace(&destination.to_string(), &thief.to_string());
     assert_eq!(
-        code(&try_with(Some(signed(&owner, &path, &body, now(), "n-alter")), &altered).await),
+        code(&try_with(Some(signed(&owner, &path, &body, unix_now(), "n-alter")), &altered).await),
         (403, "owner_signature_invalid")
     );
     // The same signed request again (a lost answer, or a replay) gets the same order: the
     // nonce is its idempotency key; the same nonce over another body is refused.
-    let once = signed(&owner, &path, &body, now(), "n-once");
+    let once = signed(&owner, &path, &body, unix_now(), "n-once");
     let (first_answer, again) = (try_with(Some(h(&once)), &body).await, try_with(Some(h(&once)), &body).await);
     assert_eq!((first_answer.0, again.0), (200, 200), "{}", again.1);
     assert_eq!(first_answer.1["order"], again.1["order"], "one order for one nonce");
     assert_eq!(first_answer.1["queueSignature"], again.1["queueSignature"]);
     let other_body = body.replace(&(5 * USDC).to_string(), &(6 * USDC).to_string());
-    let reused = signed(&owner, &path, &other_body, now(), "n-once");
+    let reused = signed(&owner, &path, &other_body, unix_now(), "n-once");
     assert_eq!(code(&try_with(Some(reused), &other_body).await), (422, "idempotency_key_reused"));
     assert_eq!(w.balance(&thief, &w.usdc).await, 0);
 
@@ -140,7 +141,7 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
                           "destinationPubkey": destination.to_string()})
     .to_string();
     assert_eq!(
-        code(&try_with(Some(signed(&owner, &path, &too_much, now(), "n-much")), &too_much).await),
+        code(&try_with(Some(signed(&owner, &path, &too_much, unix_now(), "n-much")), &too_much).await),
         (409, "insufficient_private_balance")
     );
 
@@ -260,12 +261,12 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
     // More than the wallet's public balance (16 left on chain), owner-signed: refused, nothing moves.
     let public_left = w.balance(&wallet, &w.usdc).await;
     let over = json!({"mint": w.usdc.to_string(), "amount": (public_left + 1).to_string()}).to_string();
-    let headers = signed(&owner, &enc, &over, now(), "n-over");
+    let headers = signed(&owner, &enc, &over, unix_now(), "n-over");
     let over_answer = post(&w, &enc, API_KEY, &over, Some((&headers.0, &headers.1, &headers.2))).await;
     assert_eq!(code(&over_answer), (409, "insufficient_public_balance"));
     // Below the mint's minimum (the enclave's default, 1,000 base units), owner-signed: refused.
     let tiny = json!({"mint": w.usdc.to_string(), "amount": "999"}).to_string();
-    let headers = signed(&owner, &enc, &tiny, now(), "n-tiny");
+    let headers = signed(&owner, &enc, &tiny, unix_now(), "n-tiny");
     let tiny_answer = post(&w, &enc, API_KEY, &tiny, Some((&headers.0, &headers.1, &headers.2))).await;
     assert_eq!(code(&tiny_answer), (400, "invalid_field"));
     assert!(tiny_answer.1["message"].as_str().unwrap().contains("minimum of 1000"), "{}", tiny_answer.1);

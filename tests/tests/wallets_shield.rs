@@ -55,7 +55,7 @@ async fn a_shield_pays_a_fresh_destination_through_an_intermediate_key_in_four_t
 
     // The enclave refuses without the owner, and over a body the relay changed.
     assert_eq!(code(&post(&w, &path, API_KEY, &body, None).await), (401, "owner_signature_required"));
-    let (t, n, s) = signed(&owner, &path, &body, e2e::wallets::now(), "n-alter");
+    let (t, n, s) = signed(&owner, &path, &body, shared::time::unix_now(), "n-alter");
     let altered = body.replace(&destination.to_string(), &address_of(&new_key()).to_string());
     assert_eq!(code(&post(&w, &path, API_KEY, &altered, Some((&t, &n, &s))).await), (403, "owner_signature_invalid"));
     // Bad input, each with its code; nothing moved.

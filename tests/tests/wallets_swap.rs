@@ -42,7 +42,7 @@ async fn a_managed_swap_pays_the_destination_once_and_a_failed_one_refunds_the_w
     // The enclave refuses without the owner, and over a body the relay changed.
     assert_eq!(code(&post(&w, &path, API_KEY, &body, None).await), (401, "owner_signature_required"));
     let thief = address_of(&new_key());
-    let (t, n, s) = signed(&owner, &path, &body, e2e::wallets::now(), "n-alter");
+    let (t, n, s) = signed(&owner, &path, &body, shared::time::unix_now(), "n-alter");
     let altered = body.replace(&destination.to_string(), &thief.to_string());
     assert_eq!(code(&post(&w, &path, API_KEY, &altered, Some((&t, &n, &s))).await), (403, "owner_signature_invalid"));
     // Bad input, each with its code; nothing moved.
@@ -197,7 +197,7 @@ async fn an_account_starts_at_most_its_daily_pool_operations() {
     let (id, wallet, owner) = owned_wallet(&w, &hook, 50 * USDC).await;
     let path = format!("/agents/v1/wallets/{id}/swap");
     let body = swap_body(&w, 10 * USDC, &address_of(&new_key()));
-    let (t, n, s) = signed(&owner, &path, &body, e2e::wallets::now(), "first");
+    let (t, n, s) = signed(&owner, &path, &body, shared::time::unix_now(), "first");
     let first = post(&w, &path, API_KEY, &body, Some((&t, &n, &s))).await;
     assert_eq!(first.0, 200, "{}", first.1);
     let again = post(&w, &path, API_KEY, &body, Some((&t, &n, &s))).await;

@@ -148,21 +148,11 @@ impl ToolContext {
 /// no system store) and never follows redirects: an API that redirects is misconfigured.
 pub fn upstream_client(timeout: Duration) -> reqwest::Client {
     reqwest::Client::builder()
-        .use_preconfigured_tls(web_pki_tls())
+        .use_preconfigured_tls(chain::web_pki())
         .timeout(timeout)
         .connect_timeout(Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("svc-agent/", env!("CARGO_PKG_VERSION")))
         .build()
         .expect("static reqwest configuration is valid")
-}
-
-/// The web PKI: compiled-in Mozilla roots, ring, safe default protocol versions.
-pub fn web_pki_tls() -> rustls::ClientConfig {
-    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default protocol versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth()
 }

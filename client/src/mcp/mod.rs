@@ -149,7 +149,7 @@ impl OwnerTools {
 
     /// The guardrails' verdict on a payout; `Some` is the tool error to answer instead.
     fn refused(&self, request: &Move) -> Option<CallToolResult> {
-        let refusal = self.guardrails.admit(request, crate::unix_now()).err()?;
+        let refusal = self.guardrails.admit(request, shared::time::unix_now()).err()?;
         tracing::warn!(tool = request.tool, code = refusal.code, "refused by the guardrails");
         let status = (refusal.code == "invalid_field").then_some(400);
         Some(tool_error(refusal.code, &refusal.message, status))

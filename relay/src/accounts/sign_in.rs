@@ -2,8 +2,8 @@
 //! challenge, the wallet signs it with its ed25519 key, the relay verifies and issues an
 //! `sk_svc_…` key, shown once and stored only as its sha256.
 
+use crate::ids::{random_bytes, random_hex};
 use ed25519_dalek::{Signature, VerifyingKey};
-use rand_core::{OsRng, RngCore};
 use shared::address::Address;
 use sqlx::Row;
 
@@ -61,17 +61,9 @@ impl From<sqlx::Error> for AccountError {
     }
 }
 
-fn random_hex(n: usize) -> String {
-    let mut b = vec![0u8; n];
-    OsRng.fill_bytes(&mut b);
-    hex::encode(b)
-}
-
 /// A new secret key: `sk_svc_` + 32 random bytes in base58.
 fn new_secret() -> String {
-    let mut b = [0u8; 32];
-    OsRng.fill_bytes(&mut b);
-    format!("{}{}", super::keys::KEY_PREFIX, Address(b))
+    format!("{}{}", super::keys::KEY_PREFIX, Address(random_bytes()))
 }
 
 pub fn hash_key(key: &str) -> String {

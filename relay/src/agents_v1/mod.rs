@@ -52,7 +52,7 @@ impl Agents {
         let timeout = Duration::from_secs(config.timeout_secs.max(1));
         let https = |url: &str| url.starts_with("https://");
         let chain = match https(rpc) {
-            true => RpcChain::with_tls(rpc, timeout, agent::tools::web_pki_tls()),
+            true => RpcChain::with_tls(rpc, timeout, chain::web_pki()),
             false => RpcChain::new(rpc, timeout),
         }
         .map_err(|e| format!("agents.rpcUrl: {e}"))?;
@@ -60,7 +60,7 @@ impl Agents {
             Some(var) => Some(std::env::var(var).map_err(|_| format!("agents.routerApiKeyEnv: ${var} is not set"))?),
             None => None,
         };
-        let router = Router::new(router, api_key, timeout, https(router).then(agent::tools::web_pki_tls));
+        let router = Router::new(router, api_key, timeout, https(router).then(chain::web_pki));
         let wallets = wallets::Webhooks::new(&config.wallets);
         Ok(Some(Agents {
             config: config.clone(),

@@ -142,7 +142,7 @@ async fn open(
     let now = crate::unix_now();
     let lifetime = agents.config.session_ttl_secs.min(agents.config.blockhash_lifetime_secs);
     let expires_at = now + lifetime as i64;
-    let session_id = new_session_id();
+    let session_id = crate::ids::new_uuid();
     let terms = SessionTerms {
         session_id: session_id.clone(),
         payer: payer.to_string(),
@@ -222,14 +222,6 @@ async fn open(
 pub async fn session_lamports(agents: &Agents) -> Result<u64, RelayError> {
     let rent = agents.chain.minimum_balance_for_rent_exemption(token::ACCOUNT_LEN).await.map_err(RelayError::Chain)?;
     Ok(2 * rent + agents.config.session_fee_lamports)
-}
-
-/// A random (version 4) uuid.
-pub(crate) fn new_session_id() -> String {
-    let mut bytes: [u8; 16] = hex::decode(sessions::random_hex(16)).expect("hex").try_into().expect("16 bytes");
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    shared::swap::format_uuid(&bytes)
 }
 
 /// How long execute waits for the funding to show on the enclave's RPC (the client sends

@@ -328,7 +328,7 @@ pub async fn funded_by(store: &Store, signature: &str) -> Result<Option<String>,
 /// taken once they expired, to fail them (or refund what arrived).
 pub async fn claim(store: &Store, now: i64, lease_secs: i64) -> Result<Option<Session>, StoreError> {
     let working: Vec<String> = state::WORKING.iter().map(|s| format!("'{s}'")).collect();
-    let token = random_hex(16);
+    let token = crate::ids::random_hex(16);
     let row = sqlx::query(&format!(
         "UPDATE swap_sessions SET lease_until = $1, lease_owner = $2 WHERE id = (SELECT id FROM swap_sessions WHERE \
          lease_until <= $3 AND (state IN ({}) OR (state = '{}' AND expires_at < $3)) ORDER BY updated_at LIMIT 1) \
@@ -354,12 +354,4 @@ pub async fn fundings(store: &Store, mint: &str, amount: &str, since: i64) -> Re
             .fetch_one(store.pool())
             .await?;
     Ok(row.try_get("n")?)
-}
-
-/// `n` random bytes as hex (lease tokens, session ids).
-pub fn random_hex(n: usize) -> String {
-    use rand_core::{OsRng, RngCore};
-    let mut bytes = vec![0u8; n];
-    OsRng.fill_bytes(&mut bytes);
-    hex::encode(bytes)
 }

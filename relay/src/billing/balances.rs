@@ -1,7 +1,7 @@
 //! Prepaid balances: exact integer base units, every change journaled in the same transaction
 //! that makes it. A debit either finds enough balance and records itself, or changes nothing.
 
-use rand_core::{OsRng, RngCore};
+use crate::ids::random_hex;
 use sqlx::Row;
 
 use crate::store::{Store, StoreError};
@@ -25,12 +25,6 @@ impl From<sqlx::Error> for BillingError {
     fn from(e: sqlx::Error) -> Self {
         BillingError::Store(e.into())
     }
-}
-
-fn journal_id() -> String {
-    let mut b = [0u8; 16];
-    OsRng.fill_bytes(&mut b);
-    hex::encode(b)
 }
 
 fn check(currency: &str, amount: i64) -> Result<(), BillingError> {
@@ -60,7 +54,7 @@ async fn journal(tx: &mut sqlx::Transaction<'_, sqlx::Any>, c: Change<'_>) -> Re
         "INSERT INTO balance_journal (id, key_id, currency, delta, balance_after, kind, reference, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
-    .bind(journal_id())
+    .bind(random_hex(16))
     .bind(c.key_id)
     .bind(c.currency)
     .bind(c.delta)
@@ -127,7 +121,7 @@ pub async fn debit_for_usage(
     now: i64,
 ) -> Result<(i64, String), BillingError> {
     check(currency, amount)?;
-    let usage_id = format!("use_{}", journal_id());
+    let usage_id = format!("use_{}", random_hex(16));
     let mut tx = store.begin().await?;
     let after = take_in_tx(&mut tx, key_id, currency, amount).await?;
     journal(&mut tx, Change { key_id, currency, delta: -amount, after, kind: "debit", reference: &usage_id, now })

@@ -54,7 +54,7 @@ impl TransparencyLog {
 
     /// Signs the head of `size` leaves with root `root`, now.
     pub fn sign(&self, size: u64, root: shared::tlog::Hash) -> (TreeHead, [u8; 64]) {
-        let head = TreeHead { size, root, timestamp: unix_millis() };
+        let head = TreeHead { size, root, timestamp: shared::time::unix_now_ms() };
         let signature = head.sign(&self.key);
         (head, signature)
     }
@@ -70,8 +70,4 @@ impl TransparencyLog {
         let (head, signature) = self.sign(size, read::root(pool, size).await?);
         Ok(self.wire(&head, &signature))
     }
-}
-
-fn unix_millis() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }

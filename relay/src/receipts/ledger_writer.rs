@@ -112,7 +112,7 @@ impl LedgerWriter {
         };
         let timeout = Duration::from_secs(config.rpc_timeout_secs.max(1));
         let chain = match url.starts_with("https://") {
-            true => RpcChain::with_tls(url, timeout, agent::tools::web_pki_tls()),
+            true => RpcChain::with_tls(url, timeout, chain::web_pki()),
             false => RpcChain::new(url, timeout),
         }
         .map_err(|e| format!("ledger.rpcUrl: {e}"))?

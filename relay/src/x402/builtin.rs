@@ -95,7 +95,7 @@ impl BuiltIn {
             return Err("x402.feePayerKeyFile: the public half does not match the secret".into());
         }
         let chain = match rpc_url.starts_with("https://") {
-            true => RpcChain::with_tls(rpc_url, timeout, agent::tools::web_pki_tls()),
+            true => RpcChain::with_tls(rpc_url, timeout, chain::web_pki()),
             false => RpcChain::new(rpc_url, timeout),
         }
         .map_err(|e| format!("x402.rpcUrl: {e}"))?

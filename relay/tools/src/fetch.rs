@@ -64,7 +64,7 @@ impl GuardedFetch {
                 }
             })
             .collect();
-        GuardedFetch { config: config.clone(), allow, tls: agent::tools::web_pki_tls() }
+        GuardedFetch { config: config.clone(), allow, tls: chain::web_pki() }
     }
 
     pub async fn fetch(&self, request: FetchRequest<'_>) -> Result<Fetched, ToolError> {

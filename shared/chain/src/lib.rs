@@ -10,6 +10,8 @@ mod router;
 mod rpc;
 mod send_error;
 mod types;
+#[cfg(feature = "web-pki")]
+mod web_pki;
 mod wire;
 
 pub use chain::Chain;
@@ -22,6 +24,8 @@ pub use types::{
     Account, ChainTransaction, Commitment, LatestBlockhash, SignatureInfo, SignatureStatus, TokenBalance,
     TransactionMeta,
 };
+#[cfg(feature = "web-pki")]
+pub use web_pki::web_pki;
 
 #[cfg(test)]
 mod tests;

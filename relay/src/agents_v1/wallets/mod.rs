@@ -49,7 +49,7 @@ pub fn routes() -> Router<App> {
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    shared::time::unix_now_ms() as i64
 }
 
 /// RFC 3339 with milliseconds, UTC.

@@ -130,7 +130,7 @@ pub(super) async fn write_operation(
     op: &Operation,
     now_ms: i64,
 ) -> Result<String, StoreError> {
-    let id = format!("msg_{}", super::super::sessions::random_hex(16));
+    let id = format!("msg_{}", crate::ids::random_hex(16));
     let details = op.data.to_string();
     // Strictly after the wallet's last entry, so "newest first" is one order even within a
     // millisecond.
@@ -160,7 +160,7 @@ pub(crate) async fn write_event(
     data: &Value,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    let id = format!("msg_{}", super::super::sessions::random_hex(16));
+    let id = format!("msg_{}", crate::ids::random_hex(16));
     queue_event(tx, &id, wallet_id, event_type, data, now_ms).await
 }
 

@@ -163,7 +163,7 @@ pub async fn create(
         None => None,
     };
     let webhook_url = agents.wallets.check_url(fields.get("webhookUrl").unwrap_or_default()).await?;
-    let wallet_id = crate::agents_v1::oneshot::new_session_id();
+    let wallet_id = crate::ids::new_uuid();
     // The enclave seals the key with the wallet id and owner: it checks owner signatures
     // against what it sealed, never against what a relay says.
     let request = shared::privacy::NewWallet { wallet_id: wallet_id.clone(), owner_pubkey: owner_pubkey.clone() };

@@ -82,10 +82,7 @@ impl Webhooks {
 
 /// A new `whsec_` secret: 32 random bytes, base64.
 pub fn new_secret() -> String {
-    use rand_core::{OsRng, RngCore};
-    let mut bytes = [0u8; 32];
-    OsRng.fill_bytes(&mut bytes);
-    format!("{SECRET_PREFIX}{}", shared::b64::encode(bytes))
+    format!("{SECRET_PREFIX}{}", shared::b64::encode(crate::ids::random_bytes::<32>()))
 }
 
 /// `webhook-signature` of one message: `v1,<base64 HMAC-SHA256(id.timestamp.body)>`.

@@ -93,7 +93,7 @@ impl Deposits {
             Some(url) => {
                 let timeout = Duration::from_secs(20);
                 let built = match url.starts_with("https://") {
-                    true => chain::RpcChain::with_tls(url, timeout, agent::tools::web_pki_tls()),
+                    true => chain::RpcChain::with_tls(url, timeout, chain::web_pki()),
                     false => chain::RpcChain::new(url, timeout),
                 };
                 Some(built.map_err(|e| format!("deposits.rpcUrl: {e}"))?)
