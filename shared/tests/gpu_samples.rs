@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use shared::gpu::{DeviceRoot, Evidence, Firmware, GpuError, GpuPolicy, Verified, authenticate, verify};
+use shared::gpu::{
+    DeviceRoot, Evidence, Firmware, GpuError, GpuPolicy, Verified, authenticate, authenticate_switch, verify,
+};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/nvidia-gpu-samples");
 /// The requester nonce of the NVIDIA samples (README: `931d8dd0…64dfcb`).
@@ -323,15 +325,15 @@ fn pickled(item: &serde_json::Value, key: &str) -> Vec<Vec<u8>> {
 }
 
 /// Every GPU of the B200 multi-GPU set and the H100 protected-PCIe set authenticates:
-/// signature, chain to the pinned root, firmware id, one nonce for the set. The protected-PCIe
-/// set's four NVSwitch reports carry no firmware id, so they are refused (NVSwitch evidence and
-/// the PPCIE topology are not verified yet: docs/gpu.md).
+/// signature, chain to the pinned root, firmware id, one nonce for the set. So do the
+/// protected-PCIe set's four NVSwitches, whose reports carry no firmware id
+/// (`authenticate_switch`); the board's topology is `gpu_topology.rs`'s.
 #[test]
 fn the_multi_gpu_sets_authenticate_under_one_nonce() {
-    for (file, group, prefix, count, expect) in [
-        ("go-nvattest-tools/test_mpt_data.json", "gpus", "cdb72201", 8, None),
-        ("go-nvattest-tools/test_ppcie_data.json", "gpus", "1234567890123456", 8, None),
-        ("go-nvattest-tools/test_ppcie_data.json", "nvswitches", "1234567890123456", 4, Some(GpuError::FwidMissing)),
+    for (file, group, prefix, count) in [
+        ("go-nvattest-tools/test_mpt_data.json", "gpus", "cdb72201", 8),
+        ("go-nvattest-tools/test_ppcie_data.json", "gpus", "1234567890123456", 8),
+        ("go-nvattest-tools/test_ppcie_data.json", "nvswitches", "1234567890123456", 4),
     ] {
         let json: serde_json::Value = serde_json::from_slice(&read(file)).unwrap();
         let items = json[group].as_array().unwrap();
@@ -342,11 +344,23 @@ fn the_multi_gpu_sets_authenticate_under_one_nonce() {
             let chain: Vec<u8> = pickled(item, "pem").concat();
             let nonce: [u8; 32] = report[4..36].try_into().unwrap();
             let evidence = Evidence { report: &report, certificate_chain: &chain, ocsp: &[] };
-            assert_eq!(
-                authenticate(&evidence, &DeviceRoot::Nvidia, &nonce, OCSP_DAY, &Verified::default()).err(),
-                expect,
-                "{file} {group}"
-            );
+            let cache = Verified::default();
+            match group {
+                "gpus" => {
+                    let gpu = authenticate(&evidence, &DeviceRoot::Nvidia, &nonce, OCSP_DAY, &cache).unwrap();
+                    assert_eq!(Some(hex::decode(&gpu.fwid).unwrap()), gpu.report.opaque.fwid, "{file}");
+                }
+                _ => {
+                    let switch = authenticate_switch(&evidence, &DeviceRoot::Nvidia, &nonce, OCSP_DAY, &cache).unwrap();
+                    assert_eq!((switch.fwid, switch.report.opaque.fwid), (None, None), "{file}");
+                    // The GPU path still refuses a report without a firmware id.
+                    assert_eq!(
+                        authenticate(&evidence, &DeviceRoot::Nvidia, &nonce, OCSP_DAY, &cache).err(),
+                        Some(GpuError::FwidMissing),
+                        "{file}"
+                    );
+                }
+            }
             nonces.insert(hex::encode(nonce));
         }
         assert_eq!(nonces.len(), 1, "{file}");

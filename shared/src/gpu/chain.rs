@@ -11,6 +11,7 @@ use x509_cert::ext::pkix::BasicConstraints;
 
 use super::GpuError;
 use super::cache::Verified;
+use super::opaque::Pdi;
 use super::tlv::{elements, only, tlv};
 
 /// SHA-256 of the DER SubjectPublicKeyInfo of "NVIDIA Device Identity CA".
@@ -38,6 +39,24 @@ pub struct VerifiedChain {
     pub leaf_fwid: Option<Vec<u8>>,
     /// Leaf first, the root last (its own, checked by key).
     pub certificates: Vec<Certificate>,
+}
+
+impl VerifiedChain {
+    /// The device's PDI, the name NVSwitches give it in protected-PCIe mode: the serial number
+    /// of its BROM certificate (the leaf's issuer, which NVIDIA's provisioning CA signed) is one
+    /// byte (0x41 on every GH100 and GB100 of the samples, 0x50 on every LS_10) and then the
+    /// eight bytes of the PDI. A GPU's report does not carry its own PDI, and NVIDIA's
+    /// verifiers do not read this one; it is what ties each switch's GPU list to the GPUs
+    /// present. Found on both protected-PCIe sample sets (24 devices), and checked on every
+    /// switch at every attestation, whose report does state its PDI
+    /// ([`super::switch::authenticate_switch`]).
+    pub fn device_pdi(&self) -> Result<Pdi, GpuError> {
+        let brom = self.certificates.get(1).ok_or(GpuError::NoDevicePdi)?;
+        match brom.tbs_certificate().serial_number().as_bytes() {
+            [_, pdi @ ..] => pdi.try_into().map(Pdi).map_err(|_| GpuError::NoDevicePdi),
+            [] => Err(GpuError::NoDevicePdi),
+        }
+    }
 }
 
 /// Verifies a PEM chain (leaf first) to the root whose SPKI hashes to `root_spki_sha256`, at

@@ -1,36 +1,17 @@
-//! A GPU's attestation report: the SPDM 1.1 `GET_MEASUREMENTS` request it answered ‖ its
-//! response (notes/gpu.md §1.2), parsed by structure, never by offsets from the end. The
-//! signature covers the request (so the requester's nonce) and the response up to the
-//! signature; nothing may follow the signature.
+//! A GPU's or an NVSwitch's attestation report: the SPDM 1.1 `GET_MEASUREMENTS` request it
+//! answered ‖ its response (notes/gpu.md §1.2), parsed by structure, never by offsets from the
+//! end; the opaque data in [`super::opaque`]. The signature covers the request (so the
+//! requester's nonce) and the response up to the signature; nothing may follow the signature.
 
 use super::GpuError;
+pub use super::opaque::{NVDEC0_DISABLED, Opaque, Pdi, SwitchFields};
 
-/// A measurement value the report carries, by block index (SHA-384 on NVIDIA GPUs).
+/// A measurement value the report carries, by block index (SHA-384 on NVIDIA GPUs and switches).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Measurement {
     pub index: u8,
     pub value: Vec<u8>,
 }
-
-/// The opaque fields the verifier reads (NVIDIA's `OpaqueData` types).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Opaque {
-    /// Type 3, e.g. `550.90.07`.
-    pub driver: String,
-    /// Type 6, as NVIDIA writes it: `96.00.9F.00.01`.
-    pub vbios: String,
-    /// Types 17, 18, 15: the board project, its SKU and the chip SKU, e.g. `1010`, `0200`, `882`.
-    pub project: String,
-    pub project_sku: String,
-    pub chip_sku: String,
-    /// Type 20: the firmware id the leaf certificate must carry too.
-    pub fwid: Option<Vec<u8>>,
-    /// Type 11: 0x55 when NVDEC0 is disabled (its measurement, index 35, is then not compared).
-    pub nvdec0_status: Option<u8>,
-}
-
-/// NVDEC0 disabled (opaque type 11).
-pub const NVDEC0_DISABLED: u8 = 0x55;
 
 /// A parsed report; borrows the bytes it was parsed from.
 #[derive(Debug, Clone)]
@@ -55,13 +36,13 @@ const SIGNATURE_LEN: usize = 96;
 const DMTF: u8 = 1;
 
 /// Reads a byte string front to back.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
+pub(super) struct Reader<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], GpuError> {
+    pub(super) fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], GpuError> {
         let end = self.at.checked_add(n).filter(|end| *end <= self.bytes.len()).ok_or(GpuError::Malformed(what))?;
         let out = &self.bytes[self.at..end];
         self.at = end;
@@ -72,7 +53,7 @@ impl<'a> Reader<'a> {
         Ok(self.take(1, what)?[0])
     }
 
-    fn u16(&mut self, what: &'static str) -> Result<u16, GpuError> {
+    pub(super) fn u16(&mut self, what: &'static str) -> Result<u16, GpuError> {
         let b = self.take(2, what)?;
         Ok(u16::from_le_bytes([b[0], b[1]]))
     }
@@ -97,7 +78,7 @@ impl<'a> Report<'a> {
         let measurements = parse_records(r.take(length, "measurement record")?, blocks)?;
         r.take(32, "responder nonce")?;
         let opaque_len = r.u16("opaque length")?;
-        let opaque = parse_opaque(r.take(usize::from(opaque_len), "opaque data")?)?;
+        let opaque = super::opaque::parse(r.take(usize::from(opaque_len), "opaque data")?)?;
         let signed = &bytes[..r.at];
         let signature = r.take(SIGNATURE_LEN, "signature")?.try_into().map_err(|_| GpuError::Malformed("signature"))?;
         if r.at != bytes.len() {
@@ -134,49 +115,6 @@ fn parse_records(record: &[u8], blocks: u8) -> Result<Vec<Measurement>, GpuError
         return Err(GpuError::Malformed("the number of blocks differs from the header"));
     }
     Ok(out)
-}
-
-/// The opaque TLVs `{type u16, length u16, value}`; each type at most once.
-fn parse_opaque(data: &[u8]) -> Result<Opaque, GpuError> {
-    let mut r = Reader { bytes: data, at: 0 };
-    let mut seen: Vec<u16> = Vec::new();
-    let mut o = Opaque::default();
-    while r.at < data.len() {
-        let kind = r.u16("opaque type")?;
-        let len = r.u16("opaque length")?;
-        let value = r.take(usize::from(len), "opaque value")?;
-        if seen.contains(&kind) {
-            return Err(GpuError::Malformed("an opaque field twice"));
-        }
-        seen.push(kind);
-        match kind {
-            3 => o.driver = text(value)?,
-            6 => o.vbios = vbios(value)?,
-            15 => o.chip_sku = text(value)?,
-            17 => o.project = text(value)?,
-            18 => o.project_sku = text(value)?,
-            20 => o.fwid = Some(value.to_vec()),
-            11 => o.nvdec0_status = value.first().copied(),
-            _ => {}
-        }
-    }
-    Ok(o)
-}
-
-/// ASCII up to the first NUL.
-fn text(value: &[u8]) -> Result<String, GpuError> {
-    let end = value.iter().position(|b| *b == 0).unwrap_or(value.len());
-    let s = &value[..end];
-    match s.iter().all(|b| b.is_ascii_graphic()) {
-        true => Ok(String::from_utf8_lossy(s).into_owned()),
-        false => Err(GpuError::Malformed("an opaque text field that is not ASCII")),
-    }
-}
-
-/// A GPU's 8-byte VBIOS version as NVIDIA prints it: bytes 3, 2, 1, 0, 4 in hex.
-fn vbios(value: &[u8]) -> Result<String, GpuError> {
-    let [b0, b1, b2, b3, b4, ..] = value else { return Err(GpuError::Malformed("VBIOS version")) };
-    Ok(format!("{b3:02X}.{b2:02X}.{b1:02X}.{b0:02X}.{b4:02X}"))
 }
 
 #[cfg(test)]

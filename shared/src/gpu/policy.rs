@@ -2,7 +2,8 @@
 //! which firmware may run (driver, VBIOS, board and chip) and the golden measurements of each,
 //! taken from NVIDIA's signed RIMs outside the enclave (`svc gpu-reference`). A GPU in NVIDIA's
 //! devtools mode signs a valid report whose measurements differ: this check is what proves
-//! confidential-computing mode.
+//! confidential-computing mode. An NVSwitch's firmware is held to its golden measurements the
+//! same way ([`SwitchPolicy`]).
 
 use std::collections::BTreeMap;
 
@@ -72,18 +73,78 @@ impl Firmware {
     /// measurement may differ or be absent while the report says NVDEC0 is disabled.
     pub fn check(&self, report: &Report<'_>) -> Result<usize, GpuError> {
         let nvdec0_off = report.opaque.nvdec0_status == Some(NVDEC0_DISABLED);
-        let mut matched = 0;
-        for (index, golden) in &self.measurements {
-            let exempt = *index == NVDEC0_INDEX && nvdec0_off;
-            // RIM indexes count from 0, SPDM measurement blocks from 1.
-            let measured = report.measurements.iter().find(|m| u16::from(m.index) == u16::from(*index) + 1);
-            match measured {
-                Some(m) if golden.iter().any(|g| hex::decode(g).is_ok_and(|g| g == m.value)) => matched += 1,
-                _ if exempt => {}
-                Some(_) => return Err(GpuError::MeasurementMismatch { index: *index }),
-                None => return Err(GpuError::MeasurementMissing { index: *index }),
-            }
+        compare(&self.measurements, report, |index| index == NVDEC0_INDEX && nvdec0_off)
+    }
+}
+
+/// Compares every golden index with the report (RIM indexes count from 0, SPDM measurement
+/// blocks from 1); returns how many matched. An index `exempt` says may differ or be absent.
+fn compare(
+    golden: &BTreeMap<u8, Vec<String>>,
+    report: &Report<'_>,
+    exempt: impl Fn(u8) -> bool,
+) -> Result<usize, GpuError> {
+    let mut matched = 0;
+    for (index, values) in golden {
+        let measured = report.measurements.iter().find(|m| u16::from(m.index) == u16::from(*index) + 1);
+        match measured {
+            Some(m) if values.iter().any(|g| hex::decode(g).is_ok_and(|g| g == m.value)) => matched += 1,
+            _ if exempt(*index) => {}
+            Some(_) => return Err(GpuError::MeasurementMismatch { index: *index }),
+            None => return Err(GpuError::MeasurementMissing { index: *index }),
         }
-        Ok(matched)
+    }
+    Ok(matched)
+}
+
+/// The `switches` of a protected-PCIe node: the NVSwitch firmware its switches may run, each
+/// with its golden measurements. NVIDIA publishes those as RIMs too
+/// (`NV_SWITCH_BIOS_5612_0002_890_<BIOS>`), none of which is among this project's samples, so
+/// they come from configuration like a GPU's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SwitchPolicy {
+    pub firmware: Vec<SwitchFirmware>,
+    /// The oldest stapled OCSP response accepted, in seconds since it was produced.
+    #[serde(default = "default_max_ocsp_age")]
+    pub max_ocsp_age_secs: u64,
+    /// NVIDIA's root (the same as a GPU's) unless a development build sets another; never read
+    /// from configuration.
+    #[serde(skip)]
+    pub device_root: super::DeviceRoot,
+}
+
+/// One NVSwitch firmware and what it measures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SwitchFirmware {
+    /// The BIOS version the report carries (opaque type 6, ASCII), e.g. `96.10.6D.00.01`: the
+    /// only firmware identifier in an LS10's report. Its project, SKU and chip SKU (`5612`,
+    /// `0002`, `890` in NVIDIA's RIM names) are constants of NVIDIA's verifiers, not report
+    /// fields; the chain names the chip (`LS_10 A01 FSP BROM`).
+    pub bios: String,
+    /// Golden SHA-384 values (hex) by RIM measurement index (from 0; the report's block is the
+    /// index + 1); any one of an index's values matches.
+    pub measurements: BTreeMap<u8, Vec<String>>,
+    /// The SHA-256 (hex) of the RIM files the values came from, for whoever re-derives them.
+    #[serde(default)]
+    pub rims: Vec<String>,
+}
+
+impl SwitchPolicy {
+    /// The pinned firmware the switch's report says it runs.
+    pub fn firmware_for(&self, o: &Opaque) -> Result<&SwitchFirmware, GpuError> {
+        self.firmware
+            .iter()
+            .find(|f| f.bios == o.vbios)
+            .ok_or_else(|| GpuError::NoReference { firmware: format!("switch BIOS {}", o.vbios) })
+    }
+}
+
+impl SwitchFirmware {
+    /// Compares every golden index with the report; returns how many matched. No index is
+    /// exempt.
+    pub fn check(&self, report: &Report<'_>) -> Result<usize, GpuError> {
+        compare(&self.measurements, report, |_| false)
     }
 }
