@@ -27,8 +27,10 @@ pub mod node;
 pub mod ocsp;
 pub mod opaque;
 pub mod policy;
+#[cfg(feature = "gpu-ppcie")]
 pub mod switch;
 mod tlv;
+#[cfg(feature = "gpu-ppcie")]
 pub mod topology;
 
 /// What a verified GPU runs (a wire type: the attestation document and `svc attest` show it).
@@ -36,8 +38,12 @@ pub use crate::wire::GpuVerdict;
 pub use cache::Verified;
 pub use evidence::Report;
 pub use opaque::Pdi;
-pub use policy::{Firmware, GpuPolicy, SwitchFirmware, SwitchPolicy};
+pub use policy::{Firmware, GpuPolicy};
+#[cfg(feature = "gpu-ppcie")]
+pub use policy::{SwitchFirmware, SwitchPolicy};
+#[cfg(feature = "gpu-ppcie")]
 pub use switch::{AuthenticatedSwitch, SwitchVerdict, authenticate_switch, verify_switch};
+#[cfg(feature = "gpu-ppcie")]
 pub use topology::{Ppcie, TopologyError, check_ppcie};
 
 /// Whose device identity root a GPU's chain must end at.
@@ -97,6 +103,7 @@ pub enum GpuError {
     PdiMismatch,
     #[error("the BROM certificate's serial number carries no PDI")]
     NoDevicePdi,
+    #[cfg(feature = "gpu-ppcie")]
     #[error("protected-PCIe topology: {0}")]
     Topology(#[from] TopologyError),
 }
@@ -141,6 +148,7 @@ pub fn authenticate<'a>(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Device {
     Gpu,
+    #[cfg_attr(not(feature = "gpu-ppcie"), allow(dead_code))]
     Switch,
 }
 

@@ -6,9 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use shared::gpu::{
-    DeviceRoot, Evidence, Firmware, GpuError, GpuPolicy, Verified, authenticate, authenticate_switch, verify,
-};
+use shared::gpu::{DeviceRoot, Evidence, Firmware, GpuError, GpuPolicy, Verified, authenticate, verify};
 
 const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/nvidia-gpu-samples");
 /// The requester nonce of the NVIDIA samples (README: `931d8dd0…64dfcb`).
@@ -311,6 +309,7 @@ fn the_pinned_root_is_nvidias_device_identity_ca() {
 /// The base64 values after each `key` in a jsonpickle'd Python object (the multi-GPU sets keep
 /// reports as `{'py/b64': '…'}` and chains as lists of `{'pem': '<base64 PEM>'}`, some of them
 /// inside strings of Python's repr).
+#[cfg(feature = "gpu-ppcie")]
 fn pickled(item: &serde_json::Value, key: &str) -> Vec<Vec<u8>> {
     let text = item.to_string();
     let mut out = Vec::new();
@@ -328,8 +327,10 @@ fn pickled(item: &serde_json::Value, key: &str) -> Vec<Vec<u8>> {
 /// signature, chain to the pinned root, firmware id, one nonce for the set. So do the
 /// protected-PCIe set's four NVSwitches, whose reports carry no firmware id
 /// (`authenticate_switch`); the board's topology is `gpu_topology.rs`'s.
+#[cfg(feature = "gpu-ppcie")]
 #[test]
 fn the_multi_gpu_sets_authenticate_under_one_nonce() {
+    use shared::gpu::authenticate_switch;
     for (file, group, prefix, count) in [
         ("go-nvattest-tools/test_mpt_data.json", "gpus", "cdb72201", 8),
         ("go-nvattest-tools/test_ppcie_data.json", "gpus", "1234567890123456", 8),

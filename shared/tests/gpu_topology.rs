@@ -4,7 +4,7 @@
 //! device and is one board; each thing that can be wrong with a board is refused by name. The
 //! topology check reads parsed reports only, so its faults are made by changing report bytes and
 //! parsing again (the changed reports would no longer verify, which is another check's job).
-#![cfg(feature = "gpu")]
+#![cfg(feature = "gpu-ppcie")]
 
 use std::collections::BTreeMap;
 

@@ -134,8 +134,8 @@ fn the_enclave_is_small() {
 }
 
 /// Features the image's enclave does not enable: items gated by them are not compiled in.
-const OFF_FEATURES: [&str; 7] =
-    ["sender", "ledger", "measure", "dev-quotes", "swap-client", "send", "remember-platforms"];
+const OFF_FEATURES: [&str; 8] =
+    ["sender", "ledger", "measure", "dev-quotes", "swap-client", "send", "remember-platforms", "gpu-ppcie"];
 
 /// Lines that are not blank and not comments, without items gated by a feature the image does
 /// not enable, and up to a test module (`#[cfg(test)] mod … {`, which comes last in our files;

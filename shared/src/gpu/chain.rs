@@ -11,6 +11,7 @@ use x509_cert::ext::pkix::BasicConstraints;
 
 use super::GpuError;
 use super::cache::Verified;
+#[cfg(feature = "gpu-ppcie")]
 use super::opaque::Pdi;
 use super::tlv::{elements, only, tlv};
 
@@ -41,6 +42,7 @@ pub struct VerifiedChain {
     pub certificates: Vec<Certificate>,
 }
 
+#[cfg(feature = "gpu-ppcie")]
 impl VerifiedChain {
     /// The device's PDI, the name NVSwitches give it in protected-PCIe mode: the serial number
     /// of its BROM certificate (the leaf's issuer, which NVIDIA's provisioning CA signed) is one

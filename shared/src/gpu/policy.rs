@@ -101,6 +101,7 @@ fn compare(
 /// with its golden measurements. NVIDIA publishes those as RIMs too
 /// (`NV_SWITCH_BIOS_5612_0002_890_<BIOS>`), none of which is among this project's samples, so
 /// they come from configuration like a GPU's.
+#[cfg(feature = "gpu-ppcie")]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SwitchPolicy {
@@ -115,6 +116,7 @@ pub struct SwitchPolicy {
 }
 
 /// One NVSwitch firmware and what it measures.
+#[cfg(feature = "gpu-ppcie")]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SwitchFirmware {
@@ -131,6 +133,7 @@ pub struct SwitchFirmware {
     pub rims: Vec<String>,
 }
 
+#[cfg(feature = "gpu-ppcie")]
 impl SwitchPolicy {
     /// The pinned firmware the switch's report says it runs.
     pub fn firmware_for(&self, o: &Opaque) -> Result<&SwitchFirmware, GpuError> {
@@ -141,6 +144,7 @@ impl SwitchPolicy {
     }
 }
 
+#[cfg(feature = "gpu-ppcie")]
 impl SwitchFirmware {
     /// Compares every golden index with the report; returns how many matched. No index is
     /// exempt.
