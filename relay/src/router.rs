@@ -2,16 +2,17 @@
 //! and latency under its route template (`metrics/`), and JSON errors even where the framework
 //! answers on its own (unknown paths, wrong methods, extractor rejections).
 
-use std::time::Instant;
+use std::net::SocketAddr;
 
 use axum::Router;
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 
 use crate::error::RelayError;
+use crate::metrics::route::Timer;
 use crate::state::App;
 use crate::{accounts, agent_route, agents_v1, billing, discovery, enclaves, log, private, receipts, x402};
 
@@ -19,11 +20,31 @@ pub fn router(state: App) -> Router {
     let api = routes().with_state(state.clone());
     // MCP tools call the same routes, in-process (src/mcp/call.rs).
     let mcp = crate::mcp::service(api.clone(), &state.public_url, &state.discovery.mcp_allowed_hosts);
-    api.nest_service("/mcp/v1", mcp)
-        .layer(middleware::from_fn_with_state(state.clone(), billing::rate_limit::limit))
-        .layer(middleware::from_fn(json_errors))
-        .layer(middleware::from_fn(log_request))
-        .layer(middleware::from_fn_with_state(state, crate::metrics::route::track))
+    api.nest_service("/mcp/v1", mcp).layer(middleware::from_fn_with_state(state, edge))
+}
+
+/// What every request passes, in one layer: its count and latency under its route template
+/// (`metrics/`), one log line, the rate limits, and JSON errors. One layer rather than one
+/// each, because each `from_fn` layer boxes a future of its own per request, and a request
+/// waiting on the enclave holds them all (docs/benchmarks.md, "Load and memory").
+async fn edge(
+    State(app): State<App>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let timer = Timer::start(&request);
+    let path = request.uri().path().to_string();
+    let response = match billing::rate_limit::refusal(&app, peer, &path, request.headers()).await {
+        Some(refused) => refused,
+        None => json_errors(next.run(request).await).await,
+    };
+    let status = response.status().as_u16();
+    // Method, path, template, status and time; never headers or bodies.
+    let (method, route, elapsed_ms) = (timer.method(), timer.route(), timer.elapsed().as_millis() as u64);
+    tracing::info!(%method, path, route, status, elapsed_ms);
+    timer.record(&app.metrics.requests, status);
+    response
 }
 
 /// Every public route but the MCP endpoint.
@@ -80,20 +101,6 @@ fn routes() -> Router<App> {
         .method_not_allowed_fallback(|| async { RelayError::MethodNotAllowed })
 }
 
-/// One line per request: method, path, the route template it matched, status, time. Never
-/// headers or bodies.
-async fn log_request(request: Request, next: Next) -> Response {
-    let method = request.method().clone();
-    let path = request.uri().path().to_string();
-    let route = request.extensions().get::<MatchedPath>().cloned();
-    let started = Instant::now();
-    let response = next.run(request).await;
-    let route = route.as_ref().map_or(crate::metrics::requests::UNMATCHED, MatchedPath::as_str);
-    let (status, elapsed_ms) = (response.status().as_u16(), started.elapsed().as_millis() as u64);
-    tracing::info!(%method, path, route, status, elapsed_ms);
-    response
-}
-
 /// Largest body of a route that does not read its own (axum's default `DefaultBodyLimit`).
 const DEFAULT_BODY_LIMIT: usize = 2 << 20;
 
@@ -103,8 +110,7 @@ const MAX_REJECTION_TEXT: usize = 200;
 /// Every error response is JSON `{error, message}` (contract §1 rule 8): a framework answer
 /// (an extractor's plain-text rejection, a body-limit 413) is rewritten here, with the code
 /// its status means; our own JSON errors pass untouched.
-async fn json_errors(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
+async fn json_errors(response: Response) -> Response {
     let status = response.status();
     let is_json = response
         .headers()

@@ -10,9 +10,7 @@
 
 use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, Request, State};
-use axum::http::header;
-use axum::middleware::Next;
+use axum::http::{HeaderMap, header};
 use axum::response::Response;
 use serde::Deserialize;
 use sqlx::Row;
@@ -158,26 +156,18 @@ pub async fn hit(store: &Store, subject: &str, limit: u32, now: i64) -> Result<R
     })
 }
 
-/// The middleware: the address always, the key (by its hash, never the key) when one is sent.
-pub async fn limit(
-    State(app): State<App>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let path = request.uri().path();
+/// The answer to a request over its limits, if it is: the address always counts, and the key
+/// (by its hash, never the key) when one is sent. Run for every request (`router.rs`).
+pub async fn refusal(app: &App, peer: SocketAddr, path: &str, headers: &HeaderMap) -> Option<Response> {
     // Probes and scrapes come every few seconds from the operator's own systems.
     if matches!(path, "/health" | "/ready" | "/metrics") {
-        return next.run(request).await;
+        return None;
     }
     let limits = app.rate_limiter.config;
-    let address = app.peers.caller(peer, request.headers());
+    let address = app.peers.caller(peer, headers);
     let mut subjects = vec![(format!("addr:{address}"), limits.per_address_per_minute)];
-    if let Some(key) = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+    if let Some(key) =
+        headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "))
     {
         let digest = hex::encode(shared::sha256(key.trim().as_bytes()));
         subjects.push((format!("key:{}", &digest[..32]), limits.per_key_per_minute));
@@ -188,11 +178,11 @@ pub async fn limit(
     for (subject, max) in subjects {
         match app.rate_limiter.check(&app.store, &subject, max, now).await {
             Ok(()) => {}
-            Err(Refusal::Limited(retry_after)) => return RelayError::RateLimited(retry_after).respond(surface),
-            Err(Refusal::CounterDown) => return RelayError::DatabaseUnavailable.respond(surface),
+            Err(Refusal::Limited(retry_after)) => return Some(RelayError::RateLimited(retry_after).respond(surface)),
+            Err(Refusal::CounterDown) => return Some(RelayError::DatabaseUnavailable.respond(surface)),
         }
     }
-    next.run(request).await
+    None
 }
 
 #[cfg(test)]

@@ -1,32 +1,50 @@
-//! The two places requests meet the metrics: the layer that counts every request under the
-//! route template it matched, and the `GET /metrics` handler.
+//! The two places requests meet the metrics: the timer that counts every request under the
+//! route template it matched (run by the router's one layer), and the `GET /metrics` handler.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::header;
-use axum::middleware::Next;
+use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
 
 use super::exposition::{CONTENT_TYPE, Exposition};
 use super::requests::{Requests, UNMATCHED};
 use crate::state::App;
 
-/// Counts the request once its response head is ready. The route is the matched template
-/// (set by the router before this layer runs, since router layers wrap each route).
-pub async fn track(State(app): State<App>, request: Request, next: Next) -> Response {
-    observe(&app.metrics.requests, request, next).await
+/// One request's count and latency, under the route template it matched (set by the router
+/// before its layers run, since router layers wrap each route): started when the request
+/// comes, recorded once its response head is ready.
+pub struct Timer {
+    route: Option<MatchedPath>,
+    method: Method,
+    started: Instant,
 }
 
-/// [`track`] into any [`Requests`].
-async fn observe(requests: &Requests, request: Request, next: Next) -> Response {
-    let route = request.extensions().get::<MatchedPath>().cloned();
-    let method = request.method().clone();
-    let started = Instant::now();
-    let response = next.run(request).await;
-    let route = route.as_ref().map_or(UNMATCHED, MatchedPath::as_str);
-    requests.record(route, &method, response.status().as_u16(), started.elapsed());
-    response
+impl Timer {
+    pub fn start(request: &Request) -> Self {
+        Timer {
+            route: request.extensions().get::<MatchedPath>().cloned(),
+            method: request.method().clone(),
+            started: Instant::now(),
+        }
+    }
+
+    /// The template, or `unmatched` (never a raw path: it could carry an address).
+    pub fn route(&self) -> &str {
+        self.route.as_ref().map_or(UNMATCHED, MatchedPath::as_str)
+    }
+
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    pub fn record(&self, requests: &Requests, status: u16) {
+        requests.record(self.route(), &self.method, status, self.elapsed());
+    }
 }
 
 /// `GET /metrics`.
@@ -66,7 +84,12 @@ mod tests {
             .fallback(|| async { (axum::http::StatusCode::NOT_FOUND, "no") })
             .layer(axum::middleware::from_fn_with_state(
                 requests.clone(),
-                |State(r): State<Arc<Requests>>, req, next| async move { observe(&r, req, next).await },
+                |State(r): State<Arc<Requests>>, req: Request, next: axum::middleware::Next| async move {
+                    let timer = Timer::start(&req);
+                    let response = next.run(req).await;
+                    timer.record(&r, response.status().as_u16());
+                    response
+                },
             ));
         for uri in [
             "/attestation/SecretAddr1",
