@@ -19,6 +19,7 @@ pub mod discovery;
 pub mod enclaves;
 pub mod error;
 pub mod failpoint;
+pub mod group_commit;
 pub mod housekeeping;
 pub mod ids;
 pub mod log;

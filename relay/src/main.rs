@@ -94,6 +94,7 @@ async fn run() -> Result<(), String> {
     let state = Arc::new(AppState {
         enclaves: enclaves.clone(),
         keys: ApiKeys::new(&config.api_keys, store.clone()),
+        usage: relay::billing::usage_writer::UsageWriter::new(store.clone()),
         store,
         commits,
         ledger,

@@ -17,6 +17,8 @@ pub struct AppState {
     pub enclaves: Arc<EnclavePool>,
     pub keys: ApiKeys,
     pub store: Store,
+    /// Paid calls' charges and completions, written in groups.
+    pub usage: crate::billing::usage_writer::UsageWriter,
     pub commits: CommitLog,
     /// `solana` ledger mode: the writer that puts commits on the chain.
     pub ledger: Option<crate::receipts::ledger_writer::LedgerWriter>,

@@ -1,10 +1,11 @@
 //! Storage through sqlx's `Any` driver: the embedded SQLite file by default, PostgreSQL when
 //! `DATABASE_URL` says so. One portable schema, applied by a small embedded migration list.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyConnection, AnyPool, Connection, Row};
 
 /// (version, SQL). Append only; never edit a released migration.
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -55,6 +56,24 @@ impl StoreError {
 pub struct Store {
     pool: AnyPool,
     pub is_sqlite: bool,
+    /// SQLite only: the group writers' own connection ([`Store::write_turn`]).
+    sqlite_writer: Option<Arc<tokio::sync::Mutex<AnyConnection>>>,
+}
+
+/// A group writer's turn: on SQLite the writers' own connection, held until the turn ends;
+/// on PostgreSQL any pooled connection.
+pub struct WriteTurn {
+    connection: Option<tokio::sync::OwnedMutexGuard<AnyConnection>>,
+    pool: AnyPool,
+}
+
+impl WriteTurn {
+    pub async fn begin(&mut self) -> Result<sqlx::Transaction<'_, sqlx::Any>, StoreError> {
+        Ok(match &mut self.connection {
+            Some(connection) => connection.begin().await?,
+            None => self.pool.begin().await?,
+        })
+    }
 }
 
 /// A stored receipt and the id of the commit that recorded it.
@@ -62,6 +81,25 @@ pub struct Store {
 pub struct StoredReceipt {
     pub receipt_json: String,
     pub tx_signature: String,
+}
+
+/// A ledger commit to store: its place in the chain, its id and its transaction.
+#[derive(Debug, Clone, Copy)]
+pub struct NewCommit<'a> {
+    pub seq: i64,
+    pub signature: &'a str,
+    pub tx_bytes: &'a [u8],
+    pub now: i64,
+}
+
+/// A chat receipt to store beside the commit `signature` that commits it.
+#[derive(Debug, Clone, Copy)]
+pub struct NewReceipt<'a> {
+    pub signature: &'a str,
+    pub address: &'a str,
+    pub prompt_hash: &'a str,
+    pub receipt_json: &'a str,
+    pub now: i64,
 }
 
 /// A ledger commit as stored.
@@ -91,8 +129,12 @@ impl Store {
             })
             .connect(url)
             .await?;
-        let store = Store { pool, is_sqlite };
+        let mut store = Store { pool, is_sqlite, sqlite_writer: None };
         store.migrate().await?;
+        if is_sqlite {
+            let connection = store.pool.acquire().await?.detach();
+            store.sqlite_writer = Some(Arc::new(tokio::sync::Mutex::new(connection)));
+        }
         Ok(store)
     }
 
@@ -143,6 +185,20 @@ impl Store {
         &self.pool
     }
 
+    /// The turn of a writer that holds its transaction while others queue (the group writers
+    /// of receipts and of paid calls). On SQLite they take turns on one connection of their
+    /// own: SQLite has one writer, and waiting here is a hand-off where SQLite's busy handler
+    /// would sleep in steps of milliseconds, and that connection's page cache stays warm (a
+    /// connection's cache is dropped whenever another one wrote). On PostgreSQL, whose row
+    /// locks let writers of different rows run at once, a turn is any pooled connection.
+    pub async fn write_turn(&self) -> WriteTurn {
+        let connection = match &self.sqlite_writer {
+            Some(writer) => Some(writer.clone().lock_owned().await),
+            None => None,
+        };
+        WriteTurn { connection, pool: self.pool.clone() }
+    }
+
     pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
         Ok(self.pool.begin().await?)
     }
@@ -156,13 +212,24 @@ impl Store {
         tx_bytes: &[u8],
         now: i64,
     ) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO ledger_commits (seq, signature, tx_base64, created_at) VALUES ($1, $2, $3, $4)")
-            .bind(seq)
-            .bind(signature)
-            .bind(shared::b64::encode(tx_bytes))
-            .bind(now)
-            .execute(&mut **tx)
-            .await?;
+        self.insert_commits(tx, &[NewCommit { seq, signature, tx_bytes, now }]).await
+    }
+
+    /// Appends `commits` inside `tx`, in one statement.
+    pub async fn insert_commits(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        commits: &[NewCommit<'_>],
+    ) -> Result<(), StoreError> {
+        let sql = format!(
+            "INSERT INTO ledger_commits (seq, signature, tx_base64, created_at) VALUES {}",
+            placeholders(commits.len(), 4)
+        );
+        let mut query = sqlx::query(&sql);
+        for c in commits {
+            query = query.bind(c.seq).bind(c.signature).bind(shared::b64::encode(c.tx_bytes)).bind(c.now);
+        }
+        query.execute(&mut **tx).await?;
         Ok(())
     }
 
@@ -176,16 +243,24 @@ impl Store {
         receipt_json: &str,
         now: i64,
     ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO receipts (address, prompt_hash, tx_signature, receipt_json, created_at) VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(address)
-        .bind(prompt_hash)
-        .bind(signature)
-        .bind(receipt_json)
-        .bind(now)
-        .execute(&mut **tx)
-        .await?;
+        self.insert_receipts(tx, &[NewReceipt { signature, address, prompt_hash, receipt_json, now }]).await
+    }
+
+    /// Stores chat receipts inside `tx`, in one statement.
+    pub async fn insert_receipts(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        receipts: &[NewReceipt<'_>],
+    ) -> Result<(), StoreError> {
+        let sql = format!(
+            "INSERT INTO receipts (address, prompt_hash, tx_signature, receipt_json, created_at) VALUES {}",
+            placeholders(receipts.len(), 5)
+        );
+        let mut query = sqlx::query(&sql);
+        for r in receipts {
+            query = query.bind(r.address).bind(r.prompt_hash).bind(r.signature).bind(r.receipt_json).bind(r.now);
+        }
+        query.execute(&mut **tx).await?;
         Ok(())
     }
 
@@ -238,6 +313,15 @@ pub async fn busy_pause(attempt: u32) {
     tokio::time::sleep(std::time::Duration::from_millis(base + jitter)).await;
 }
 
+/// `($1, $2, …), (…)`: the placeholders of a multi-row statement, `rows` tuples of `columns`.
+pub fn placeholders(rows: usize, columns: usize) -> String {
+    let row = |r: usize| {
+        let params: Vec<String> = (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
+        format!("({})", params.join(", "))
+    };
+    (0..rows).map(row).collect::<Vec<_>>().join(", ")
+}
+
 /// How many times a write refused as busy is tried (with [`busy_pause`]: about 10 s in all).
 pub const BUSY_ATTEMPTS: u32 = 64;
 
@@ -252,6 +336,13 @@ pub fn is_unique_violation(e: &StoreError) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn placeholders_number_rows_in_order() {
+        assert_eq!(super::placeholders(2, 3), "($1, $2, $3), ($4, $5, $6)");
+        assert_eq!(super::placeholders(1, 1), "($1)");
+        assert_eq!(super::placeholders(0, 2), "");
+    }
+
     #[test]
     fn migration_statements() {
         let sql = "-- a; comment\nCREATE TABLE a (x TEXT);\n\n-- another; one\nCREATE INDEX i ON a (x);\n";

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use relay::billing::balances::{BillingError, balances, credit, debit};
+use relay::billing::usage_writer::UsageWriter;
 use relay::store::Store;
 use sqlx::Row;
 
@@ -95,24 +96,21 @@ async fn postgres_rules() {
 /// what a per-token charge took beyond the final amount), or refunded in full, each change one
 /// transaction; the journal and the balance always agree.
 async fn usage_rows_follow_their_debits(store: Store) {
-    use relay::billing::balances::{NewUsage, complete_usage, debit_for_usage, refund_usage, usage_page};
+    use relay::billing::balances::{NewUsage, refund_usage, usage_page};
+    let writer = UsageWriter::new(store.clone());
     credit(&store, "key_u", "usdc", 10_000, "admin", "funding", 1).await.unwrap();
     let usage = |route| NewUsage { route, model: "gpt-oss:20b" };
-    let (after, done) =
-        debit_for_usage(&store, "key_u", "usdc", 3_000, usage("/api/v1/chat/completions"), 2).await.unwrap();
+    let (after, done) = writer.charge("key_u", "usdc", 3_000, usage("/api/v1/chat/completions"), 2).await.unwrap();
     assert_eq!(after, 7_000);
-    let (_, failed) = debit_for_usage(&store, "key_u", "usdc", 1_000, usage("/agent"), 3).await.unwrap();
-    let (_, flat) = debit_for_usage(&store, "key_u", "usdc", 1_000, usage("/agent"), 4).await.unwrap();
-    assert!(matches!(
-        debit_for_usage(&store, "key_u", "usdc", 6_000, usage("/agent"), 5).await,
-        Err(BillingError::Insufficient)
-    ));
+    let (_, failed) = writer.charge("key_u", "usdc", 1_000, usage("/agent"), 3).await.unwrap();
+    let (_, flat) = writer.charge("key_u", "usdc", 1_000, usage("/agent"), 4).await.unwrap();
+    assert!(matches!(writer.charge("key_u", "usdc", 6_000, usage("/agent"), 5).await, Err(BillingError::Insufficient)));
     // Per-token: 3000 reserved, 1234 is the final price: 1766 come back.
-    assert_eq!(complete_usage(&store, &done, 120, 30, Some(1_234), 6).await.unwrap(), 1_234);
+    assert_eq!(writer.complete(&done, 120, 30, Some(1_234), 6).await.unwrap(), 1_234);
     refund_usage(&store, &failed, 7).await.unwrap();
     refund_usage(&store, &failed, 8).await.unwrap(); // a second refund changes nothing
-    assert_eq!(complete_usage(&store, &flat, 0, 0, None, 9).await.unwrap(), 1_000);
-    assert!(complete_usage(&store, &flat, 0, 0, None, 10).await.is_err(), "completed once");
+    assert_eq!(writer.complete(&flat, 0, 0, None, 9).await.unwrap(), 1_000);
+    assert!(writer.complete(&flat, 0, 0, None, 10).await.is_err(), "completed once");
     assert_eq!(balances(&store, "key_u").await.unwrap()[0], ("usdc".to_string(), 10_000 - 1_234 - 1_000));
 
     let page = usage_page(&store, "key_u", 10, None).await.unwrap();
@@ -202,13 +200,14 @@ async fn postgres_usage_rows() {
 /// Rows a killed relay left `pending` are refunded once they are older than any call can run,
 /// by several sweepers at once, each once; a row still in flight is left alone.
 async fn abandoned_usage_is_refunded_once(store: Store) {
-    use relay::billing::balances::{NewUsage, debit_for_usage, refund_abandoned_usage, usage_page};
+    use relay::billing::balances::{NewUsage, refund_abandoned_usage, usage_page};
     credit(&store, "key_a", "usdc", 5_000, "admin", "funding", 1).await.unwrap();
     let usage = NewUsage { route: "/agent", model: "gpt-oss:20b" };
+    let writer = UsageWriter::new(store.clone());
     for _ in 0..3 {
-        debit_for_usage(&store, "key_a", "usdc", 1_000, usage, 100).await.unwrap();
+        writer.charge("key_a", "usdc", 1_000, usage, 100).await.unwrap();
     }
-    let (in_flight, _) = debit_for_usage(&store, "key_a", "usdc", 1_000, usage, 900).await.unwrap();
+    let (in_flight, _) = writer.charge("key_a", "usdc", 1_000, usage, 900).await.unwrap();
     assert_eq!(in_flight, 1_000);
     let store = Arc::new(store);
     let sweeps: Vec<_> = (0..4)
@@ -244,5 +243,86 @@ async fn sqlite_abandoned_usage() {
 async fn postgres_abandoned_usage() {
     let Some(db) = common::postgres("abandoned").await else { return };
     abandoned_usage_is_refunded_once(db.store.clone()).await;
+    db.finish().await;
+}
+
+/// Paid calls' charges and completions are written in groups (`UsageWriter`): 300 calls on
+/// one balance and 50 on another at once, half of the first priced per token (giving part
+/// back on completion), each completed twice at once. The balance never goes below zero,
+/// each completion counts once, and the journal, the usage rows and the balances agree to
+/// the base unit.
+async fn grouped_charges_keep_the_books(store: Store) {
+    use relay::billing::balances::{NewUsage, usage_page};
+    credit(&store, "key_g", "usdc", 10_000, "admin", "funding", 1).await.unwrap();
+    credit(&store, "key_h", "svc", 500, "admin", "funding", 1).await.unwrap();
+    let writer = Arc::new(UsageWriter::new(store.clone()));
+    let usage = NewUsage { route: "/agent", model: "m" };
+    let calls: Vec<_> = (0..350)
+        .map(|i| {
+            let writer = writer.clone();
+            tokio::spawn(async move {
+                let (key, currency, amount) = if i < 300 { ("key_g", "usdc", 100) } else { ("key_h", "svc", 10) };
+                let (after, id) = match writer.charge(key, currency, amount, usage, 2).await {
+                    Ok(charged) => charged,
+                    Err(BillingError::Insufficient) => return None,
+                    Err(e) => panic!("{e}"),
+                };
+                assert!(after >= 0);
+                let final_amount = (i % 2 == 0).then_some(37);
+                let twice = (writer.complete(&id, 5, 7, final_amount, 3), writer.complete(&id, 5, 7, final_amount, 3));
+                let (a, b) = tokio::join!(twice.0, twice.1);
+                let kept: Vec<i64> = [a, b].into_iter().filter_map(Result::ok).collect();
+                assert_eq!(kept.len(), 1, "completed once");
+                Some((key, kept[0]))
+            })
+        })
+        .collect();
+    let mut kept = std::collections::BTreeMap::<&str, (i64, i64)>::new();
+    for call in calls {
+        if let Some((key, amount)) = call.await.unwrap() {
+            let entry = kept.entry(key).or_default();
+            *entry = (entry.0 + 1, entry.1 + amount);
+        }
+    }
+    let (g_calls, g_kept) = kept["key_g"];
+    assert!(g_calls >= 100, "at least the balance's worth of calls were charged: {g_calls}");
+    assert_eq!(kept["key_h"], (50, 500), "every svc call was charged");
+    let g_balance = balances(&store, "key_g").await.unwrap()[0].1;
+    assert_eq!(g_balance, 10_000 - g_kept);
+    assert_eq!(balances(&store, "key_h").await.unwrap()[1].1, 0);
+    let afters = sqlx::query("SELECT balance_after FROM balance_journal WHERE key_id = $1 AND kind = 'debit'")
+        .bind("key_h")
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+    let mut afters: Vec<i64> = afters.iter().map(|r| r.get("balance_after")).collect();
+    afters.sort_unstable();
+    assert_eq!(afters, (0..50).map(|i| i * 10).collect::<Vec<_>>(), "each debit saw a distinct balance");
+    for (key, balance) in [("key_g", g_balance), ("key_h", 0)] {
+        let rows = sqlx::query("SELECT delta FROM balance_journal WHERE key_id = $1")
+            .bind(key)
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(rows.iter().map(|r| r.get::<i64, _>("delta")).sum::<i64>(), balance, "{key}: journal = balance");
+        let page = usage_page(&store, key, 1_000, None).await.unwrap();
+        assert!(page.iter().all(|r| r.status == "completed" && r.prompt_tokens == 5 && r.completion_tokens == 7));
+        let charged: i64 = page.iter().map(|r| r.charged.parse::<i64>().unwrap()).sum();
+        let credited = if key == "key_g" { 10_000 } else { 500 };
+        assert_eq!(charged, credited - balance, "{key}: usage rows = what was taken");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_grouped_charges() {
+    let db = common::sqlite().await;
+    grouped_charges_keep_the_books(db.store.clone()).await;
+    db.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_grouped_charges() {
+    let Some(db) = common::postgres("grouped").await else { return };
+    grouped_charges_keep_the_books(db.store.clone()).await;
     db.finish().await;
 }

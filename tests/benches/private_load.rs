@@ -4,7 +4,8 @@
 //! `DATABASE_URL` is set) PostgreSQL, one run side by side. Real release binaries; the model is
 //! the OpenAI stand-in, which costs next to nothing, so the enclave's rate is the ceiling.
 //! Every request is a fresh envelope (the enclave refuses replays), sealed before the clock
-//! starts. docs/benchmarks.md records the rates and their ratio.
+//! starts. Every call is paid from one key's balance. docs/benchmarks.md records the rates
+//! and their ratio.
 //!
 //! `LOAD_REQUESTS` (default 20000) requests per target. `make bench` builds the release
 //! binaries first (this looks for them beside itself).
@@ -19,6 +20,8 @@ use shared::envelope::{self, PromptPlaintext};
 use standins::openai::{self, Turn};
 
 const CLIENTS: usize = 64;
+/// Base units per `/tee/process` call.
+const PRICE: u64 = 1_000;
 
 /// `requests` sealed `/tee/process` bodies for the enclave at `enclave`.
 async fn sealed(http: &reqwest::Client, enclave: &str, requests: usize) -> Vec<String> {
@@ -77,13 +80,20 @@ fn main() {
             println!("| PostgreSQL | (DATABASE_URL not set) | | |");
             continue;
         }
-        let mut relay = serde_json::json!({"rateLimits": {"perAddressPerMinute": 0, "perKeyPerMinute": 0}});
+        // Every call is paid (a charge before the forward, a completion after it), as on a
+        // real relay.
+        let mut relay = serde_json::json!({
+            "rateLimits": {"perAddressPerMinute": 0, "perKeyPerMinute": 0},
+            "teeProcessPricePerCall": PRICE,
+        });
         if let Some(url) = url {
             relay["databaseUrl"] = serde_json::json!(url);
         }
         let options =
             StackOptions { model_base_url: Some(format!("{}/v1", model.base_url)), relay, ..StackOptions::default() };
         let stack = Stack::start_with(options);
+        let calls = i64::try_from(requests + 2 * CLIENTS).unwrap();
+        stack.credit_usdc(&relay::accounts::key_id(&stack.api_key), calls * PRICE as i64);
         let http = reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).build().unwrap();
         let enclave = format!("http://127.0.0.1:{}", stack.enclave_port);
         let (through_relay, direct) = runtime.block_on(async {
@@ -93,6 +103,17 @@ fn main() {
             let bodies = sealed(&http, &enclave, requests).await;
             let through_relay =
                 drive(&http, &format!("{}/tee/process", stack.relay_url), Some(&stack.api_key), bodies).await;
+            // The books: every answered call paid exactly its price, once.
+            let balance: serde_json::Value = http
+                .get(format!("{}/api/v1/balance", stack.relay_url))
+                .bearer_auth(&stack.api_key)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(balance["balances"][0]["amount"], "0", "{balance}");
             let bodies = sealed(&http, &enclave, requests).await;
             let direct = drive(&http, &format!("{enclave}/process"), None, bodies).await;
             (through_relay, direct)

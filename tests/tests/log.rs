@@ -278,27 +278,36 @@ async fn burst(stack: &Stack, n: usize) -> Vec<Option<Value>> {
     e2e::join_all(posts).await
 }
 
-/// Receipts are committed in groups (`relay/src/receipts/commit_log.rs`). A relay killed
+/// Receipts, and the charges and completions of paid calls, are committed in groups
+/// (`relay/src/receipts/commit_log.rs`, `relay/src/billing/usage_writer.rs`). A relay killed
 /// inside a group's transaction, and one killed right after a group committed but before any
-/// answer left, loses no receipt it answered for: after the restarts each one is there as it
-/// was answered, with its commit, in a log the independent verifier accepts, and the next
-/// receipts commit after them.
+/// answer left, loses no receipt it answered for and takes no money it did not earn: after the
+/// restarts each answered receipt is there as it was answered, with its commit, in a log the
+/// independent verifier accepts, the next receipts commit after them, no usage row stays
+/// pending, and the balance is what was credited less the price of each completed call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_relay_killed_mid_group_commit_loses_no_answered_receipt() {
+    const PRICE: i64 = 1_000;
+    const CREDIT: i64 = 1_000 * PRICE;
     let (model, _) = openai::start(vec![Turn::text("ok")]).await;
-    let options = StackOptions {
-        model_base_url: Some(format!("{}/v1", model.base_url)),
-        relay: json!({"rateLimits": {"perAddressPerMinute": 0, "perKeyPerMinute": 0}}),
-        ..StackOptions::default()
-    };
+    let relay = json!({
+        "rateLimits": {"perAddressPerMinute": 0, "perKeyPerMinute": 0},
+        "teeProcessPricePerCall": PRICE,
+        "abandonedUsageSecs": 3,
+    });
+    let options =
+        StackOptions { model_base_url: Some(format!("{}/v1", model.base_url)), relay, ..StackOptions::default() };
     let mut stack = tokio::task::spawn_blocking(move || Stack::start_with(options)).await.unwrap();
+    stack.credit_usdc(&relay::accounts::key_id(&stack.api_key), CREDIT);
     let mut answered: Vec<Value> = burst(&stack, 8).await.into_iter().map(Option::unwrap).collect();
-    for failpoint in ["receipts:group:written", "receipts:group:committed"] {
+    let failpoints =
+        ["receipts:group:written", "receipts:group:committed", "billing:group:written", "billing:group:committed"];
+    for failpoint in failpoints {
         tokio::task::block_in_place(|| stack.restart_relay(&[("SVC_RELAY_EXIT_AT", failpoint)]));
         // Requests arriving while a transaction runs wait for it and go together in the next.
         let wave = burst(&stack, 48).await;
         let exited = tokio::task::block_in_place(|| stack.relay.wait_exit(Duration::from_secs(30)));
-        assert!(exited.is_some_and(|s| !s.success()), "{failpoint}: a group of receipts formed and the relay died");
+        assert!(exited.is_some_and(|s| !s.success()), "{failpoint}: a group formed and the relay died");
         assert!(wave.iter().any(Option::is_none), "{failpoint}: some request was cut off");
         answered.extend(wave.into_iter().flatten());
         tokio::task::block_in_place(|| stack.restart_relay(&[]));
@@ -320,4 +329,42 @@ async fn a_relay_killed_mid_group_commit_loses_no_answered_receipt() {
     let verdict = python_verifier(&stack, &[]);
     assert_eq!(verdict["ok"], true, "{verdict}");
     assert_eq!(verdict["checked"], head.tree_size);
+
+    // The books: no call is left pending once the sweep ran, every answered call was charged,
+    // and the balance is the credit less exactly one price per completed call.
+    let mut rows = Vec::new();
+    for _ in 0..100 {
+        rows = usage_rows(&stack).await;
+        if rows.iter().all(|r| r["status"] != "pending") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let completed = rows.iter().filter(|r| r["status"] == "completed").count();
+    assert!(rows.iter().all(|r| r["status"] == "completed" || r["status"] == "refunded"), "{rows:?}");
+    let price = json!(PRICE.to_string());
+    assert!(rows.iter().all(|r| r["charged"] == price), "{rows:?}");
+    assert!(completed >= answered.len(), "{completed} completed, {} answered", answered.len());
+    let (status, balance) = e2e::http::send(
+        reqwest::Client::new().get(format!("{}/api/v1/balance", stack.relay_url)).bearer_auth(&stack.api_key),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(balance["balances"][0]["amount"], (CREDIT - PRICE * completed as i64).to_string(), "{balance}");
+}
+
+/// Every usage row of the stack's key, paging with `nextCursor`.
+async fn usage_rows(stack: &Stack) -> Vec<Value> {
+    let mut rows = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let url = format!("{}/api/v1/usage?limit=200{cursor}", stack.relay_url);
+        let (status, page) = e2e::http::send(reqwest::Client::new().get(url).bearer_auth(&stack.api_key)).await;
+        assert_eq!(status, 200, "{page}");
+        rows.extend(page["data"].as_array().unwrap().iter().cloned());
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => return rows,
+        }
+    }
 }

@@ -27,7 +27,7 @@ impl From<sqlx::Error> for BillingError {
     }
 }
 
-fn check(currency: &str, amount: i64) -> Result<(), BillingError> {
+pub(super) fn check(currency: &str, amount: i64) -> Result<(), BillingError> {
     if !CURRENCIES.contains(&currency) {
         return Err(BillingError::UnknownCurrency(currency.chars().take(16).collect()));
     }
@@ -38,32 +38,46 @@ fn check(currency: &str, amount: i64) -> Result<(), BillingError> {
 }
 
 /// One journal row: what changed, by how much, and why.
-struct Change<'a> {
-    key_id: &'a str,
-    currency: &'a str,
-    delta: i64,
-    after: i64,
-    kind: &'a str,
-    reference: &'a str,
-    now: i64,
+pub(super) struct Change<'a> {
+    pub key_id: &'a str,
+    pub currency: &'a str,
+    pub delta: i64,
+    pub after: i64,
+    pub kind: &'a str,
+    pub reference: &'a str,
+    pub now: i64,
 }
 
 /// Journals one change inside `tx`.
 async fn journal(tx: &mut sqlx::Transaction<'_, sqlx::Any>, c: Change<'_>) -> Result<(), BillingError> {
-    sqlx::query(
-        "INSERT INTO balance_journal (id, key_id, currency, delta, balance_after, kind, reference, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(random_hex(16))
-    .bind(c.key_id)
-    .bind(c.currency)
-    .bind(c.delta)
-    .bind(c.after)
-    .bind(c.kind)
-    .bind(c.reference)
-    .bind(c.now)
-    .execute(&mut **tx)
-    .await?;
+    journal_rows(tx, &[c]).await
+}
+
+/// Journals `changes` inside `tx`, in one statement.
+pub(super) async fn journal_rows(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    changes: &[Change<'_>],
+) -> Result<(), BillingError> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO balance_journal (id, key_id, currency, delta, balance_after, kind, reference, created_at) VALUES {}",
+        crate::store::placeholders(changes.len(), 8)
+    );
+    let mut query = sqlx::query(&sql);
+    for c in changes {
+        query = query
+            .bind(random_hex(16))
+            .bind(c.key_id)
+            .bind(c.currency)
+            .bind(c.delta)
+            .bind(c.after)
+            .bind(c.kind)
+            .bind(c.reference)
+            .bind(c.now);
+    }
+    query.execute(&mut **tx).await?;
     Ok(())
 }
 
@@ -108,89 +122,6 @@ pub async fn debit(
 pub struct NewUsage<'a> {
     pub route: &'a str,
     pub model: &'a str,
-}
-
-/// Takes `amount` and writes the call's usage row (status `pending`) in one transaction;
-/// returns the new balance and the usage id.
-pub async fn debit_for_usage(
-    store: &Store,
-    key_id: &str,
-    currency: &str,
-    amount: i64,
-    usage: NewUsage<'_>,
-    now: i64,
-) -> Result<(i64, String), BillingError> {
-    check(currency, amount)?;
-    let usage_id = format!("use_{}", random_hex(16));
-    let mut tx = store.begin().await?;
-    let after = take_in_tx(&mut tx, key_id, currency, amount).await?;
-    journal(&mut tx, Change { key_id, currency, delta: -amount, after, kind: "debit", reference: &usage_id, now })
-        .await?;
-    sqlx::query(
-        "INSERT INTO usage_records (id, key_id, route, model, status, prompt_tokens, completion_tokens, charged, \
-         currency, created_at) VALUES ($1, $2, $3, $4, 'pending', 0, 0, $5, $6, $7)",
-    )
-    .bind(&usage_id)
-    .bind(key_id)
-    .bind(usage.route)
-    .bind(usage.model)
-    .bind(amount)
-    .bind(currency)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok((after, usage_id))
-}
-
-/// Completes a pending usage row: records the tokens and the final charge, giving back what
-/// was taken beyond it (`final_amount` ≤ the amount taken). One transaction.
-pub async fn complete_usage(
-    store: &Store,
-    usage_id: &str,
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    final_amount: Option<i64>,
-    now: i64,
-) -> Result<i64, BillingError> {
-    let mut tx = store.begin().await?;
-    // Write first: on SQLite a transaction that reads before writing cannot upgrade its lock
-    // when another writer went first (SQLITE_BUSY_SNAPSHOT); a leading write waits instead.
-    let row = sqlx::query(
-        "UPDATE usage_records SET status = 'completed', prompt_tokens = $1, completion_tokens = $2 \
-         WHERE id = $3 AND status = 'pending' RETURNING key_id, currency, charged",
-    )
-    .bind(i64::try_from(prompt_tokens).unwrap_or(i64::MAX))
-    .bind(i64::try_from(completion_tokens).unwrap_or(i64::MAX))
-    .bind(usage_id)
-    .fetch_optional(&mut *tx)
-    .await?
-    .ok_or(BillingError::Store(StoreError::Corrupt("usage row is not pending")))?;
-    let key_id: String = row.try_get("key_id")?;
-    let currency: String = row.try_get("currency")?;
-    let taken: i64 = row.try_get("charged")?;
-    let charged = final_amount.unwrap_or(taken).clamp(0, taken);
-    if charged < taken {
-        let back = taken - charged;
-        let after = add_in_tx(&mut tx, &key_id, &currency, back).await?;
-        let change = Change {
-            key_id: &key_id,
-            currency: &currency,
-            delta: back,
-            after,
-            kind: "adjust",
-            reference: usage_id,
-            now,
-        };
-        journal(&mut tx, change).await?;
-        sqlx::query("UPDATE usage_records SET charged = $1 WHERE id = $2")
-            .bind(charged)
-            .bind(usage_id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(charged)
 }
 
 /// The call failed: gives the whole charge back and marks the usage row refunded. One
@@ -249,7 +180,7 @@ pub async fn refund_abandoned_usage(store: &Store, created_before: i64, now: i64
 /// Takes `amount` inside `tx` if the balance covers it. The conditional UPDATE is the whole
 /// concurrency story: the row lock (PostgreSQL) or the single writer (SQLite) makes check and
 /// change one step.
-async fn take_in_tx(
+pub(super) async fn take_in_tx(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     key_id: &str,
     currency: &str,
@@ -269,7 +200,7 @@ async fn take_in_tx(
 
 /// Adds `amount` inside `tx`: one statement for insert-or-add, so two concurrent first
 /// credits cannot both insert.
-async fn add_in_tx(
+pub(super) async fn add_in_tx(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     key_id: &str,
     currency: &str,

@@ -233,7 +233,7 @@ pub async fn charge(
                     let balance_after = balance_of(store, &key_id, currency).await?;
                     return Ok(Charge::Balance { key_id, currency, price, amount, balance_after, usage_id: None });
                 }
-                match balances::debit_for_usage(store, &key_id, currency, amount, usage, now).await {
+                match app.usage.charge(&key_id, currency, amount, usage, now).await {
                     Ok((balance_after, usage_id)) => {
                         let usage_id = Some(usage_id);
                         return Ok(Charge::Balance { key_id, currency, price, amount, balance_after, usage_id });
@@ -299,15 +299,8 @@ impl Held {
         match &mut charge {
             Charge::Balance { usage_id: Some(id), amount, balance_after, price, .. } => {
                 let final_amount = price.final_amount(usage);
-                let result = balances::complete_usage(
-                    &self.app.store,
-                    id,
-                    usage.prompt_tokens,
-                    usage.completion_tokens,
-                    final_amount,
-                    now,
-                )
-                .await;
+                let result =
+                    self.app.usage.complete(id, usage.prompt_tokens, usage.completion_tokens, final_amount, now).await;
                 match result {
                     Ok(charged) => {
                         self.app.metrics.billing.usage_completed();

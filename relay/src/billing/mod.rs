@@ -6,6 +6,7 @@ pub mod deposits;
 pub mod metering;
 pub mod rate_limit;
 pub mod routes;
+pub mod usage_writer;
 
 use crate::error::RelayError;
 use balances::BillingError;

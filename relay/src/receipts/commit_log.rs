@@ -24,20 +24,21 @@ use shared::swap::SwapReceipt;
 use sqlx::Row;
 use zeroize::Zeroizing;
 
+use crate::group_commit::GroupCommit;
 use crate::log::anchor::AnchorRecord;
-use crate::store::{Store, StoreError, is_busy_snapshot, is_unique_violation};
+use crate::log::append::NewLeaf;
+use crate::store::{NewCommit, NewReceipt, Store, StoreError, is_busy_snapshot, is_unique_violation};
 
 pub struct CommitLog {
     key: SigningKey,
     program_id: Address,
     store: Store,
-    /// SQLite allows one writer; serialise commits in this process instead of failing on
-    /// lock upgrades. Several relays on PostgreSQL are kept consistent by the unique `seq`.
-    write_lock: tokio::sync::Mutex<()>,
+    /// Chat receipts waiting for the next group. Commits are serialised in this process (SQLite
+    /// allows one writer, and a commit chains to the one before); several relays on PostgreSQL
+    /// are kept consistent by the unique `seq`.
+    groups: GroupCommit<Waiting>,
     /// `solana` ledger mode: queue every commit for the ledger writer, in its own transaction.
     queue_for_chain: bool,
-    /// Chat receipts waiting for the next group commit.
-    waiting: std::sync::Mutex<Vec<Waiting>>,
 }
 
 /// A chat receipt waiting for its group, and where its commit id goes.
@@ -99,14 +100,7 @@ pub fn load_or_create_key(path: &Path) -> Result<SigningKey, CommitError> {
 
 impl CommitLog {
     pub fn new(key: SigningKey, program_id: Address, store: Store) -> Self {
-        CommitLog {
-            key,
-            program_id,
-            store,
-            write_lock: tokio::sync::Mutex::new(()),
-            queue_for_chain: false,
-            waiting: std::sync::Mutex::new(Vec::new()),
-        }
+        CommitLog { key, program_id, store, groups: GroupCommit::default(), queue_for_chain: false }
     }
 
     /// Queues every commit for the Solana ledger writer (`super::ledger_writer`).
@@ -136,31 +130,13 @@ impl CommitLog {
 
     /// Stores `receipt` and commits it, in a group with the receipts that wait beside it;
     /// returns the commit's transaction id once the group's transaction committed.
-    ///
-    /// Callers run detached from their connection (`billing::metering::paid`): a caller
-    /// dropped while it commits a group would leave that group's other callers without an
-    /// answer (they get an error, and their charges come back).
     pub async fn commit(&self, receipt: &Receipt, prompt_hash: &PromptHash, now: i64) -> Result<String, CommitError> {
         let json = serde_json::to_string(receipt).expect("receipt serialises");
         let entry = shared::tlog::entry::chat(receipt).ok_or(CommitError::Malformed)?;
         let (done, answer) = tokio::sync::oneshot::channel();
         let waiting = Waiting { receipt: receipt.clone(), json, digest: *prompt_hash, entry, now, done };
-        self.waiting().push(waiting);
-        {
-            // Whoever holds the lock next commits everything waiting, this receipt included
-            // unless an earlier holder already took it.
-            let _guard = self.write_lock.lock().await;
-            let group = std::mem::take(&mut *self.waiting());
-            if !group.is_empty() {
-                self.commit_group(group).await;
-            }
-        }
+        self.groups.submit(waiting, |group| self.commit_group(group)).await;
         answer.await.unwrap_or(Err(CommitError::Store(StoreError::Corrupt("the group commit did not finish"))))
-    }
-
-    fn waiting(&self) -> std::sync::MutexGuard<'_, Vec<Waiting>> {
-        // Held only to push or take: a panic cannot leave the list half-changed.
-        self.waiting.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Commits `group` in one transaction, or, if that fails, each receipt on its own.
@@ -184,30 +160,53 @@ impl CommitLog {
         }
     }
 
-    /// One transaction for all of `group`: commits chained in order, each with its receipt and
-    /// log entry. Any failure rolls all of it back.
+    /// One transaction for all of `group`: commits chained in order, their receipts and log
+    /// entries, a few statements whatever the group's size. Any failure rolls all of it back.
     async fn append_group(&self, group: &[Waiting]) -> Result<Vec<String>, CommitError> {
-        let mut tx = self.store.begin().await?;
+        let mut turn = self.store.write_turn().await;
+        let mut tx = turn.begin().await?;
+        // The log's append comes first: it takes the log head's row lock, as every commit writer
+        // does before the commit chain (`crate::log::append::lock_head`), and on SQLite the
+        // read of the last commit below then never has to upgrade a read lock.
+        let leaves: Vec<NewLeaf<'_>> =
+            group.iter().map(|w| NewLeaf { entry: &w.entry, address: &w.receipt.address, now: w.now }).collect();
+        crate::log::append::append_all(&mut tx, &leaves).await?;
         let (mut seq, mut blockhash) = match self.store.last_commit(&mut tx).await? {
             Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),
             None => (0, [0u8; 32]),
         };
-        let mut ids = Vec::with_capacity(group.len());
+        let mut transactions = Vec::with_capacity(group.len());
         for waiting in group {
-            let record = waiting.record();
-            let (bytes, id) = record.transaction(&self.key, &self.program_id, &blockhash);
-            self.store.insert_commit(&mut tx, seq, &id, &bytes, waiting.now).await?;
-            record.store(&self.store, &mut tx, &id, waiting.now).await?;
-            if self.queue_for_chain {
-                super::outbox::enqueue(&mut tx, &id, waiting.now).await?;
-            }
-            (seq, blockhash) = (seq + 1, shared::ledger::link_hash(&bytes));
-            ids.push(id);
+            let (bytes, id) = waiting.record().transaction(&self.key, &self.program_id, &blockhash);
+            blockhash = shared::ledger::link_hash(&bytes);
+            transactions.push((seq, id, bytes, waiting.now));
+            seq += 1;
+        }
+        let commits: Vec<NewCommit<'_>> = transactions
+            .iter()
+            .map(|(seq, id, bytes, now)| NewCommit { seq: *seq, signature: id, tx_bytes: bytes, now: *now })
+            .collect();
+        self.store.insert_commits(&mut tx, &commits).await?;
+        let receipts: Vec<NewReceipt<'_>> = group
+            .iter()
+            .zip(&commits)
+            .map(|(w, c)| NewReceipt {
+                signature: c.signature,
+                address: &w.receipt.address,
+                prompt_hash: &w.receipt.encrypted_prompt_hash,
+                receipt_json: &w.json,
+                now: w.now,
+            })
+            .collect();
+        self.store.insert_receipts(&mut tx, &receipts).await?;
+        if self.queue_for_chain {
+            let queued: Vec<(&str, i64)> = commits.iter().map(|c| (c.signature, c.now)).collect();
+            super::outbox::enqueue_all(&mut tx, &queued).await?;
         }
         crate::failpoint::hit("receipts:group:written");
         tx.commit().await.map_err(|e| CommitError::Store(e.into()))?;
         crate::failpoint::hit("receipts:group:committed");
-        Ok(ids)
+        Ok(commits.iter().map(|c| c.signature.to_string()).collect())
     }
 
     /// Stores a settled swap session's receipt on its session row and commits the sha256 of
@@ -240,14 +239,14 @@ impl CommitLog {
     }
 
     async fn append(&self, record: Record<'_>, now: i64) -> Result<String, CommitError> {
-        let _guard = self.write_lock.lock().await;
-        self.append_locked(record, now).await
+        self.groups.alone(|| self.append_locked(record, now)).await
     }
 
-    /// [`Self::append`] with the write lock already held.
+    /// [`Self::append`] between groups.
     async fn append_locked(&self, record: Record<'_>, now: i64) -> Result<String, CommitError> {
         for attempt in 1..=crate::store::BUSY_ATTEMPTS {
             let mut tx = self.store.begin().await?;
+            crate::log::append::lock_head(&mut tx).await?;
             let last = self.store.last_commit(&mut tx).await?;
             let (seq, blockhash) = match last {
                 Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),

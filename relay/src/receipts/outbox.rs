@@ -57,14 +57,21 @@ pub struct Progress {
 
 /// Queues commit `signature` inside the transaction that stores it.
 pub async fn enqueue(tx: &mut sqlx::Transaction<'_, sqlx::Any>, signature: &str, now: i64) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO ledger_outbox (commit_signature, state, attempts, next_attempt_at, created_at) \
-         VALUES ($1, 'queued', 0, $2, $2)",
-    )
-    .bind(signature)
-    .bind(now)
-    .execute(&mut **tx)
-    .await?;
+    enqueue_all(tx, &[(signature, now)]).await
+}
+
+/// [`enqueue`] for many commits (signature, when), in one statement.
+pub async fn enqueue_all(tx: &mut sqlx::Transaction<'_, sqlx::Any>, commits: &[(&str, i64)]) -> Result<(), StoreError> {
+    let sql = format!(
+        "INSERT INTO ledger_outbox (commit_signature, next_attempt_at, created_at, state, attempts) \
+         SELECT v.column1, v.column2, v.column2, 'queued', 0 FROM (VALUES {}) AS v",
+        crate::store::placeholders(commits.len(), 2)
+    );
+    let mut query = sqlx::query(&sql);
+    for (signature, now) in commits {
+        query = query.bind(*signature).bind(*now);
+    }
+    query.execute(&mut **tx).await?;
     Ok(())
 }
 
