@@ -4,19 +4,20 @@
 //! refused for each thing that can be wrong; NVIDIA's own positive and negative samples.
 #![cfg(feature = "gpu")]
 
+mod common;
+
+#[cfg(feature = "gpu-ppcie")]
+use common::pickled;
+use common::read;
+
 use std::collections::BTreeMap;
 
 use shared::gpu::{DeviceRoot, Evidence, Firmware, GpuError, GpuPolicy, Verified, authenticate, verify};
 
-const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/nvidia-gpu-samples");
 /// The requester nonce of the NVIDIA samples (README: `931d8dd0…64dfcb`).
 const SAMPLE_NONCE: &str = "931d8dd0add203ac3d8b4fbde75e115278eefcdceac5b87671a748f32364dfcb";
 /// 2025-08-21T12:00:00Z: inside the device OCSP answers' day (README "Times to verify at").
 const OCSP_DAY: u64 = 1_755_777_600;
-
-fn read(path: &str) -> Vec<u8> {
-    std::fs::read(format!("{SAMPLES}/{path}")).unwrap()
-}
 
 fn nonce(text: &str) -> [u8; 32] {
     hex::decode(text).unwrap().try_into().unwrap()
@@ -304,23 +305,6 @@ fn the_pinned_root_is_nvidias_device_identity_ca() {
         other[0] ^= 1;
         assert!(verify(&read(path), &other, OCSP_DAY, &Verified::default()).is_err(), "{path}");
     }
-}
-
-/// The base64 values after each `key` in a jsonpickle'd Python object (the multi-GPU sets keep
-/// reports as `{'py/b64': '…'}` and chains as lists of `{'pem': '<base64 PEM>'}`, some of them
-/// inside strings of Python's repr).
-#[cfg(feature = "gpu-ppcie")]
-fn pickled(item: &serde_json::Value, key: &str) -> Vec<Vec<u8>> {
-    let text = item.to_string();
-    let mut out = Vec::new();
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find(key) {
-        rest = rest[at + key.len()..].trim_start_matches(['"', '\'', ':', ' ', '\\']);
-        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || "+/=".contains(c))).unwrap_or(rest.len());
-        out.push(shared::b64::decode(&rest[..end]).unwrap());
-        rest = &rest[end..];
-    }
-    out
 }
 
 /// Every GPU of the B200 multi-GPU set and the H100 protected-PCIe set authenticates:

@@ -6,6 +6,10 @@
 //! parsing again (the changed reports would no longer verify, which is another check's job).
 #![cfg(feature = "gpu-ppcie")]
 
+mod common;
+
+use common::{pickled, read};
+
 use std::collections::BTreeMap;
 
 use shared::gpu::chain::{self, NVIDIA_DEVICE_ROOT_SPKI_SHA256};
@@ -15,28 +19,8 @@ use shared::gpu::{
     authenticate, authenticate_switch, check_ppcie, verify_switch,
 };
 
-const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/nvidia-gpu-samples");
 /// 2025-08-21T12:00:00Z: a time inside every sample chain's validity.
 const NOW: u64 = 1_755_777_600;
-
-fn read(path: &str) -> Vec<u8> {
-    std::fs::read(format!("{SAMPLES}/{path}")).unwrap()
-}
-
-/// The base64 values after each `key` in a jsonpickle'd Python object (as `gpu_samples.rs`
-/// reads the multi-GPU sets: reports as `{'py/b64': '…'}`, chains as `{'pem': '<base64 PEM>'}`).
-fn pickled(item: &serde_json::Value, key: &str) -> Vec<Vec<u8>> {
-    let text = item.to_string();
-    let mut out = Vec::new();
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find(key) {
-        rest = rest[at + key.len()..].trim_start_matches(['"', '\'', ':', ' ', '\\']);
-        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || "+/=".contains(c))).unwrap_or(rest.len());
-        out.push(shared::b64::decode(&rest[..end]).unwrap());
-        rest = &rest[end..];
-    }
-    out
-}
 
 /// One device's report and PEM chain.
 #[derive(Clone)]
