@@ -104,15 +104,8 @@ fn main() {
             let through_relay =
                 drive(&http, &format!("{}/tee/process", stack.relay_url), Some(&stack.api_key), bodies).await;
             // The books: every answered call paid exactly its price, once.
-            let balance: serde_json::Value = http
-                .get(format!("{}/api/v1/balance", stack.relay_url))
-                .bearer_auth(&stack.api_key)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let balance = http.get(format!("{}/api/v1/balance", stack.relay_url)).bearer_auth(&stack.api_key);
+            let (_, balance) = e2e::http::send(balance).await;
             assert_eq!(balance["balances"][0]["amount"], "0", "{balance}");
             let bodies = sealed(&http, &enclave, requests).await;
             let direct = drive(&http, &format!("{enclave}/process"), None, bodies).await;

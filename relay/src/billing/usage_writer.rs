@@ -165,14 +165,15 @@ impl UsageWriter {
         let mut turn = self.store.write_turn().await;
         let mut tx = turn.begin().await?;
 
-        let completions: Vec<(usize, &Completion)> = writes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, w)| match w {
-                Write::Complete(c) => Some((i, c)),
-                Write::Charge(_) => None,
-            })
-            .collect();
+        // Each write with its place in the group, by kind.
+        let mut completions: Vec<(usize, &Completion)> = Vec::new();
+        let mut charges: Vec<(usize, &NewCharge)> = Vec::new();
+        for (i, write) in writes.iter().enumerate() {
+            match write {
+                Write::Complete(c) => completions.push((i, c)),
+                Write::Charge(c) => charges.push((i, c)),
+            }
+        }
         // SQLite: every statement below writes first, so a transaction never has to upgrade a
         // read lock (SQLITE_BUSY_SNAPSHOT); it waits for the writer instead.
         let taken = complete_rows(&mut tx, &completions).await?;
@@ -211,14 +212,6 @@ impl UsageWriter {
         }
         set_charged(&mut tx, &adjusted).await?;
 
-        let charges: Vec<(usize, &NewCharge)> = writes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, w)| match w {
-                Write::Charge(c) => Some((i, c)),
-                Write::Complete(_) => None,
-            })
-            .collect();
         let mut charged: Vec<&NewCharge> = Vec::new();
         for bucket in buckets(&charges, |(_, c)| Some((c.key_id.as_str(), c.currency.as_str()))) {
             let (key_id, currency) = bucket.key;
