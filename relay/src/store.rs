@@ -185,9 +185,9 @@ impl Store {
         &self.pool
     }
 
-    /// The turn of a writer that holds its transaction while others queue (the group writers
-    /// of receipts and of paid calls). On SQLite they take turns on one connection of their
-    /// own: SQLite has one writer, and waiting here is a hand-off where SQLite's busy handler
+    /// The turn of a writer that holds its transaction while others queue (the commit log's
+    /// writers and the paid calls' group writer). On SQLite they take turns on one connection
+    /// of their own: SQLite has one writer, and waiting here is a hand-off where SQLite's busy handler
     /// would sleep in steps of milliseconds, and that connection's page cache stays warm (a
     /// connection's cache is dropped whenever another one wrote). On PostgreSQL, whose row
     /// locks let writers of different rows run at once, a turn is any pooled connection.
@@ -221,6 +221,9 @@ impl Store {
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         commits: &[NewCommit<'_>],
     ) -> Result<(), StoreError> {
+        if commits.is_empty() {
+            return Ok(());
+        }
         let sql = format!(
             "INSERT INTO ledger_commits (seq, signature, tx_base64, created_at) VALUES {}",
             placeholders(commits.len(), 4)
@@ -252,6 +255,9 @@ impl Store {
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         receipts: &[NewReceipt<'_>],
     ) -> Result<(), StoreError> {
+        if receipts.is_empty() {
+            return Ok(());
+        }
         let sql = format!(
             "INSERT INTO receipts (address, prompt_hash, tx_signature, receipt_json, created_at) VALUES {}",
             placeholders(receipts.len(), 5)

@@ -26,7 +26,7 @@ pub struct UsageWriter {
 }
 
 /// A charge to take: `amount` from the balance, and the usage row `usage_id`.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct NewCharge {
     usage_id: String,
     key_id: String,
@@ -38,7 +38,7 @@ struct NewCharge {
 }
 
 /// A pending usage row to complete.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Completion {
     usage_id: String,
     prompt_tokens: i64,
@@ -48,22 +48,18 @@ struct Completion {
     now: i64,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Write {
     Charge(NewCharge),
     Complete(Completion),
 }
 
-/// What a write did: the balance after a charge, or the amount a completion kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Done {
-    Charged { balance_after: i64 },
-    Completed { charged: i64 },
-}
+/// A write's answer: the balance after a charge, or the amount a completion kept.
+type Answer = Result<i64, BillingError>;
 
 struct Op {
     write: Write,
-    done: oneshot::Sender<Result<Done, BillingError>>,
+    done: oneshot::Sender<Answer>,
 }
 
 fn not_pending() -> BillingError {
@@ -96,12 +92,8 @@ impl UsageWriter {
             model: usage.model.into(),
             now,
         };
-        match self.submit(Write::Charge(charge)).await? {
-            Done::Charged { balance_after } => Ok((balance_after, usage_id)),
-            Done::Completed { .. } => {
-                Err(BillingError::Store(StoreError::Corrupt("a charge answered as a completion")))
-            }
-        }
+        let balance_after = self.submit(Write::Charge(charge)).await?;
+        Ok((balance_after, usage_id))
     }
 
     /// Completes a pending usage row: records the tokens and the final charge, giving back what
@@ -121,13 +113,10 @@ impl UsageWriter {
             final_amount,
             now,
         };
-        match self.submit(Write::Complete(completion)).await? {
-            Done::Completed { charged } => Ok(charged),
-            Done::Charged { .. } => Err(BillingError::Store(StoreError::Corrupt("a completion answered as a charge"))),
-        }
+        self.submit(Write::Complete(completion)).await
     }
 
-    async fn submit(&self, write: Write) -> Result<Done, BillingError> {
+    async fn submit(&self, write: Write) -> Answer {
         let (done, answer) = oneshot::channel();
         self.groups.submit(Op { write, done }, |group| self.write_group(group)).await;
         answer.await.unwrap_or(Err(BillingError::Store(StoreError::Corrupt("the group write did not finish"))))
@@ -135,32 +124,32 @@ impl UsageWriter {
 
     /// Writes `group` in one transaction, or, if that fails, each write on its own.
     async fn write_group(&self, group: Vec<Op>) {
-        if group.len() > 1 {
-            let writes: Vec<Write> = group.iter().map(|op| op.write.clone()).collect();
+        let (writes, replies): (Vec<Write>, Vec<_>) = group.into_iter().map(|op| (op.write, op.done)).unzip();
+        if writes.len() > 1 {
             match self.write_all(&writes).await {
-                Ok(results) => {
-                    for (op, result) in group.into_iter().zip(results) {
-                        let _ = op.done.send(result);
+                Ok(answers) => {
+                    for (reply, answer) in replies.into_iter().zip(answers) {
+                        let _ = reply.send(answer);
                     }
                     return;
                 }
                 Err(e) => tracing::info!(error = %e, writes = writes.len(), "group write failed; writing one by one"),
             }
         }
-        for op in group {
-            let result = match self.write_all(std::slice::from_ref(&op.write)).await {
-                Ok(mut results) => results.pop().unwrap_or_else(|| Err(not_pending())),
+        for (write, reply) in writes.iter().zip(replies) {
+            let answer = match self.write_all(std::slice::from_ref(write)).await {
+                Ok(mut answers) => answers.pop().unwrap_or_else(|| Err(not_pending())),
                 Err(e) => Err(e),
             };
-            let _ = op.done.send(result);
+            let _ = reply.send(answer);
         }
     }
 
     /// All of `writes` in one transaction: completions first (they can only give money back),
     /// then charges. A write refused on its own terms (an insufficient balance, a row not
     /// pending) is that write's result; a database error rolls all of it back.
-    async fn write_all(&self, writes: &[Write]) -> Result<Vec<Result<Done, BillingError>>, BillingError> {
-        let mut results: Vec<Option<Result<Done, BillingError>>> = writes.iter().map(|_| None).collect();
+    async fn write_all(&self, writes: &[Write]) -> Result<Vec<Answer>, BillingError> {
+        let mut results: Vec<Option<Answer>> = writes.iter().map(|_| None).collect();
         let mut journal: Vec<Change<'_>> = Vec::new();
         let mut turn = self.store.write_turn().await;
         let mut tx = turn.begin().await?;
@@ -186,7 +175,7 @@ impl UsageWriter {
                 continue;
             };
             let charged = c.final_amount.unwrap_or(row.taken).clamp(0, row.taken);
-            results[*i] = Some(Ok(Done::Completed { charged }));
+            results[*i] = Some(Ok(charged));
             if charged < row.taken {
                 backs.push((*i, c, row.taken - charged));
             }
@@ -205,7 +194,7 @@ impl UsageWriter {
                 after += back;
                 let reference = c.usage_id.as_str();
                 journal.push(Change { key_id, currency, delta: back, after, kind: "adjust", reference, now: c.now });
-                if let Some(Ok(Done::Completed { charged })) = results[i] {
+                if let Some(Ok(charged)) = results[i] {
                     adjusted.push((reference, charged));
                 }
             }
@@ -229,7 +218,7 @@ impl UsageWriter {
                             now: c.now,
                         });
                         charged.push(c);
-                        Ok(Done::Charged { balance_after: after })
+                        Ok(after)
                     }
                     None => Err(BillingError::Insufficient),
                 });

@@ -245,7 +245,8 @@ impl CommitLog {
     /// [`Self::append`] between groups.
     async fn append_locked(&self, record: Record<'_>, now: i64) -> Result<String, CommitError> {
         for attempt in 1..=crate::store::BUSY_ATTEMPTS {
-            let mut tx = self.store.begin().await?;
+            let mut turn = self.store.write_turn().await;
+            let mut tx = turn.begin().await?;
             crate::log::append::lock_head(&mut tx).await?;
             let last = self.store.last_commit(&mut tx).await?;
             let (seq, blockhash) = match last {
@@ -270,15 +271,17 @@ impl CommitLog {
                 Ok(false) => return Err(CommitError::Duplicate),
                 Err(e) if is_unique_violation(&e) => {
                     drop(tx);
+                    drop(turn);
                     // Either another relay took this seq (retry) or the receipt exists.
                     if record.exists(&self.store).await? {
                         return Err(CommitError::Duplicate);
                     }
                 }
-                // SQLite: this transaction read the head, then another connection wrote (a
-                // usage row, a rate window), so it cannot upgrade to a writer: read again.
+                // SQLite: another connection (a rate window, a refund) held the write lock
+                // past the busy timeout: try again, without holding the writers' turn.
                 Err(e) if is_busy_snapshot(&e) => {
                     drop(tx);
+                    drop(turn);
                     crate::store::busy_pause(attempt).await;
                 }
                 Err(e) => return Err(e.into()),

@@ -62,6 +62,9 @@ pub async fn enqueue(tx: &mut sqlx::Transaction<'_, sqlx::Any>, signature: &str,
 
 /// [`enqueue`] for many commits (signature, when), in one statement.
 pub async fn enqueue_all(tx: &mut sqlx::Transaction<'_, sqlx::Any>, commits: &[(&str, i64)]) -> Result<(), StoreError> {
+    if commits.is_empty() {
+        return Ok(());
+    }
     let sql = format!(
         "INSERT INTO ledger_outbox (commit_signature, next_attempt_at, created_at, state, attempts) \
          SELECT v.column1, v.column2, v.column2, 'queued', 0 FROM (VALUES {}) AS v",
