@@ -8,8 +8,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use enclave::funds::Book;
-use enclave::sealed::{Header, Keks, open, seal};
+use enclave::funds::pool::Book;
+use enclave::keys::sealed::{Header, Keks, open, seal};
 use shared::address::Address;
 use zeroize::Zeroizing;
 

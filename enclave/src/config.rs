@@ -37,7 +37,7 @@ pub struct EnclaveConfig {
     /// GPU nodes and what each must prove before it sees a prompt (docs/gpu.md): every model
     /// endpoint with a TLS pin needs its node here. Plain http to loopback (a development
     /// model server on this machine) has nothing to prove.
-    pub gpu_nodes: Vec<crate::gpu_node::GpuNodeConfig>,
+    pub gpu_nodes: Vec<crate::inference::gpu_node::GpuNodeConfig>,
     /// How long a node's verdict is reused before it attests again.
     pub gpu_reattest_secs: u64,
     /// Upstreams of the five encrypted-mode tools (measured: the image lists every host the
@@ -53,11 +53,11 @@ pub struct EnclaveConfig {
     /// Resolvers written to `/etc/resolv.conf` at boot inside the image (measured).
     pub dns_servers: Vec<std::net::IpAddr>,
     /// One-shot private swaps (DESIGN §11): the chain and the router this enclave trusts.
-    pub swaps: Option<crate::swap::SwapsConfig>,
+    pub swaps: Option<crate::funds::swap::SwapsConfig>,
     /// Development quotes signed by a seeded test PKI instead of configfs-tsm. Only a binary
     /// built with the `dev-quotes` feature knows the field; the image's enclave refuses it.
     #[cfg(feature = "dev-quotes")]
-    pub dev_quotes: Option<crate::dev_quotes::DevQuotesConfig>,
+    pub dev_quotes: Option<crate::platform::dev_quotes::DevQuotesConfig>,
 }
 
 /// A model's GPU-node endpoint (shared with the relay's plaintext path).
@@ -70,7 +70,7 @@ impl Default for EnclaveConfig {
             max_concurrent_requests: 64,
             request_timeout_secs: None,
             program_id: default_program_id().to_string(),
-            tsm_root: PathBuf::from(crate::tsm::DEFAULT_ROOT),
+            tsm_root: PathBuf::from(crate::platform::tsm::DEFAULT_ROOT),
             timestamp_window_secs: 300,
             max_untimed_envelopes: 0,
             model_timeout_secs: 300,
@@ -198,7 +198,7 @@ mod tests {
     #[cfg(feature = "dev-quotes")]
     #[test]
     fn dev_defaults_equal_measurements_dev_json() {
-        use crate::dev_quotes::dev_mr;
+        use crate::platform::dev_quotes::dev_mr;
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json");
         let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         assert_eq!(m["images"][0]["mrtd"], dev_mr::mrtd());

@@ -1,14 +1,22 @@
-//! Every way `process` can fail, and the one place that maps each to an HTTP status and a
-//! contract error code. Messages never contain prompt or reply text.
+//! Every way a request to the enclave's API can be refused, and the one place that maps each
+//! to an HTTP status, a contract error code and the failure body. Messages never contain
+//! prompt or reply text.
 
 use agent::model::ModelError;
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use shared::envelope::{EnvelopeError, PlaintextError};
-use shared::wire::codes;
+use shared::wire::{FailureBody, codes};
 
 #[derive(Debug, thiserror::Error)]
-pub enum ProcessError {
+pub enum ApiError {
     #[error("request body is not a JSON object with an `encryptedPrompt` string")]
     BadRequest,
+    #[error("the enclave is at its limit of requests in flight; retry shortly")]
+    Busy,
+    #[error("the request took too long")]
+    TimedOut,
     #[error("{0}")]
     InvalidEnvelope(EnvelopeError),
     #[error("{0}")]
@@ -25,23 +33,23 @@ pub enum ProcessError {
     GpuNotConfigured(String),
     /// The model's GPU node did not prove itself; nothing was sent to it.
     #[error("{0}")]
-    GpuNotAttested(#[from] crate::gpu_node::GateError),
+    GpuNotAttested(#[from] crate::inference::gpu_node::GateError),
     #[error("the model outside the envelope is not the one sealed inside it")]
     ModelMismatch,
     #[error("model call failed: {0}")]
     Model(ModelError),
     #[error("{0}")]
-    Custody(#[from] crate::custody::CustodyError),
+    Custody(#[from] crate::keys::custody::CustodyError),
     #[error("{0}")]
-    Swap(#[from] crate::swap::SwapError),
+    Swap(#[from] crate::funds::swap::SwapError),
     #[error("{0}")]
-    Funds(#[from] crate::funds::FundsError),
+    Funds(#[from] crate::funds::pool::FundsError),
     #[error("internal error")]
     Internal,
 }
 
-fn custody_status_and_code(e: &crate::custody::CustodyError) -> (u16, &'static str) {
-    use crate::custody::CustodyError as C;
+fn custody_status_and_code(e: &crate::keys::custody::CustodyError) -> (u16, &'static str) {
+    use crate::keys::custody::CustodyError as C;
     match e {
         C::NotProvisioned => (503, codes::NOT_PROVISIONED),
         C::Malformed(_) => (400, codes::MALFORMED_BUNDLE),
@@ -55,9 +63,9 @@ fn custody_status_and_code(e: &crate::custody::CustodyError) -> (u16, &'static s
     }
 }
 
-fn swap_status_and_code(e: &crate::swap::SwapError) -> (u16, &'static str) {
-    use crate::swap::SwapError as S;
-    use crate::swap_check::CheckError as C;
+fn swap_status_and_code(e: &crate::funds::swap::SwapError) -> (u16, &'static str) {
+    use crate::funds::swap::SwapError as S;
+    use crate::funds::swap_check::CheckError as C;
     match e {
         S::NotConfigured => (501, codes::SWAPS_NOT_CONFIGURED),
         S::BadTerms(_) | S::MinOutBelowQuote(_) => (400, codes::INVALID_FIELD),
@@ -76,26 +84,43 @@ fn swap_status_and_code(e: &crate::swap::SwapError) -> (u16, &'static str) {
     }
 }
 
-impl ProcessError {
+impl ApiError {
     pub fn status_and_code(&self) -> (u16, &'static str) {
         match self {
-            ProcessError::BadRequest => (400, codes::BAD_REQUEST),
-            ProcessError::InvalidEnvelope(_) => (400, codes::INVALID_ENVELOPE),
-            ProcessError::DecryptFailed(_) => (400, codes::DECRYPT_FAILED),
-            ProcessError::InvalidPrompt(_) => (400, codes::INVALID_PROMPT),
-            ProcessError::Replayed => (409, codes::REPLAY_DETECTED),
-            ProcessError::Stale | ProcessError::TimestampRequired => (400, codes::STALE_TIMESTAMP),
-            ProcessError::GpuNotConfigured(_) => (501, codes::GPU_NOT_CONFIGURED),
-            ProcessError::GpuNotAttested(_) => (502, codes::GPU_NOT_ATTESTED),
-            ProcessError::ModelMismatch => (400, codes::MODEL_MISMATCH),
-            ProcessError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
-            ProcessError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),
-            ProcessError::Model(_) => (502, codes::MODEL_ERROR),
-            ProcessError::Custody(e) => custody_status_and_code(e),
-            ProcessError::Swap(e) => swap_status_and_code(e),
-            ProcessError::Funds(crate::funds::FundsError::Swap(e)) => swap_status_and_code(e),
-            ProcessError::Funds(e) => e.status_and_code().unwrap_or((500, codes::INTERNAL)),
-            ProcessError::Internal => (500, codes::INTERNAL),
+            ApiError::BadRequest => (400, codes::BAD_REQUEST),
+            ApiError::Busy => (503, codes::ENCLAVE_BUSY),
+            ApiError::TimedOut => (504, codes::ENCLAVE_TIMEOUT),
+            ApiError::InvalidEnvelope(_) => (400, codes::INVALID_ENVELOPE),
+            ApiError::DecryptFailed(_) => (400, codes::DECRYPT_FAILED),
+            ApiError::InvalidPrompt(_) => (400, codes::INVALID_PROMPT),
+            ApiError::Replayed => (409, codes::REPLAY_DETECTED),
+            ApiError::Stale | ApiError::TimestampRequired => (400, codes::STALE_TIMESTAMP),
+            ApiError::GpuNotConfigured(_) => (501, codes::GPU_NOT_CONFIGURED),
+            ApiError::GpuNotAttested(_) => (502, codes::GPU_NOT_ATTESTED),
+            ApiError::ModelMismatch => (400, codes::MODEL_MISMATCH),
+            ApiError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
+            ApiError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),
+            ApiError::Model(_) => (502, codes::MODEL_ERROR),
+            ApiError::Custody(e) => custody_status_and_code(e),
+            ApiError::Swap(e) => swap_status_and_code(e),
+            ApiError::Funds(crate::funds::pool::FundsError::Swap(e)) => swap_status_and_code(e),
+            ApiError::Funds(e) => e.status_and_code().unwrap_or((500, codes::INTERNAL)),
+            ApiError::Internal => (500, codes::INTERNAL),
         }
+    }
+}
+
+/// The contract code of a refused request, kept on its response for the request log.
+#[derive(Debug, Clone, Copy)]
+pub struct Refusal(pub &'static str);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        let body = FailureBody { success: false, error: code.into(), message: self.to_string() };
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, Json(body)).into_response();
+        response.extensions_mut().insert(Refusal(code));
+        response
     }
 }

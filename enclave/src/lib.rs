@@ -1,29 +1,20 @@
 //! The enclave: the only component that holds private keys and sees private plaintext.
 //!
-//! Boot creates fresh keys and the binding quote; the internal API serves the public key,
-//! the attestation and `process` (open envelope, call the model, seal the reply, sign the
-//! receipt) to the relay.
+//! Folders follow the trust line (reading order and line counts: README.md):
+//! - `platform/`: the TD itself: boot syscalls, `/init`, configfs-tsm quotes, the attestation;
+//! - `keys/`: the per-boot keys, the provisioned secrets and the sealed objects;
+//! - `inference/`: a private chat from envelope to sealed reply, and the GPU nodes' gate;
+//! - `funds/`: swap session keys, the checks before they sign, the managed wallets' pool;
+//! - `service.rs` ties them, `api.rs` serves them, `error.rs` maps every failure once.
 
-// Unsafe code is denied workspace-wide ([workspace.lints]); `boot`, the one commented module of
-// boot syscalls, allows it for itself.
+// Unsafe code is denied workspace-wide ([workspace.lints]); `platform/boot.rs`, the one
+// commented module of boot syscalls, allows it for itself.
 
 pub mod api;
-pub mod attestation;
-#[cfg(target_os = "linux")]
-pub mod boot;
 pub mod config;
-pub mod custody;
-#[cfg(feature = "dev-quotes")]
-pub mod dev_quotes;
 pub mod error;
 pub mod funds;
-pub mod gpu_node;
-#[cfg(target_os = "linux")]
-pub mod init;
+pub mod inference;
 pub mod keys;
-pub mod process;
-pub mod replay;
-pub mod sealed;
-pub mod swap;
-pub mod swap_check;
-pub mod tsm;
+pub mod platform;
+pub mod service;

@@ -3,16 +3,16 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use enclave::attestation::{Attestation, ConfigfsTsm, QuoteProvider};
 use enclave::config::EnclaveConfig;
 use enclave::keys::EnclaveKeys;
-use enclave::process::Enclave;
-use enclave::tsm::{Retry, StdFs};
+use enclave::platform::attestation::{Attestation, ConfigfsTsm, QuoteProvider};
+use enclave::platform::tsm::{Retry, StdFs};
+use enclave::service::Enclave;
 use shared::time::unix_now;
 
 fn config_path() -> Result<Option<PathBuf>, String> {
     if is_pid1() {
-        return Ok(Some(PathBuf::from(enclave::init::CONFIG_PATH)));
+        return Ok(Some(PathBuf::from(enclave::platform::init::CONFIG_PATH)));
     }
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {
@@ -30,7 +30,7 @@ fn quote_provider(config: &EnclaveConfig) -> Result<Box<dyn QuoteProvider>, Stri
         tracing::warn!(
             "DEVELOPMENT QUOTES: signed by a test PKI, not by TDX hardware; verifiable only with --dev-root"
         );
-        return Ok(Box::new(enclave::dev_quotes::DevQuotes::new(dev).map_err(|e| e.to_string())?));
+        return Ok(Box::new(enclave::platform::dev_quotes::DevQuotes::new(dev).map_err(|e| e.to_string())?));
     }
     Ok(Box::new(ConfigfsTsm { fs: StdFs { root: config.tsm_root.clone() }, retry: Retry::default() }))
 }
@@ -44,14 +44,14 @@ fn is_pid1() -> bool {
 fn fatal(message: &str) -> ! {
     eprintln!("enclave: fatal: {message}");
     if is_pid1() {
-        enclave::boot::power_off();
+        enclave::platform::boot::power_off();
     }
     std::process::exit(1)
 }
 
 fn main() {
     if is_pid1()
-        && let Err(e) = enclave::init::setup()
+        && let Err(e) = enclave::platform::init::setup()
     {
         fatal(&e);
     }
@@ -74,14 +74,14 @@ async fn serve_main() {
     }
     if is_pid1() {
         // PID 1 must not exit: the kernel would panic instead of powering off cleanly.
-        enclave::boot::power_off();
+        enclave::platform::boot::power_off();
     }
 }
 
 async fn run() -> Result<(), String> {
     let config = EnclaveConfig::load(config_path()?.as_deref()).map_err(|e| e.to_string())?;
     if is_pid1() && !config.dns_servers.is_empty() {
-        enclave::init::write_resolv_conf(&config.dns_servers)?;
+        enclave::platform::init::write_resolv_conf(&config.dns_servers)?;
     }
     let keys = EnclaveKeys::generate();
     let provider = quote_provider(&config)?;

@@ -173,7 +173,7 @@ fn generate() -> Value {
     assert_eq!(env.key_id, Some(sha256(&enclave_pk)));
     let encrypted_prompt = env.to_json_string();
 
-    // The enclave opens it as enclave/src/process.rs does.
+    // The enclave opens it as enclave/src/inference/chat.rs does.
     let parsed = Envelope::parse(&encrypted_prompt).unwrap();
     assert_eq!(parsed, env);
     let (opened, enclave_ctx) = parsed.open(&enclave_sk, &enclave_pk).unwrap();

@@ -11,18 +11,6 @@ pub enum Verdict {
     Malformed,
 }
 
-impl Verdict {
-    /// `svc attest` exit code.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Verdict::Accept => 0,
-            Verdict::Reject => 10,
-            Verdict::Unsupported => 20,
-            Verdict::Malformed => 30,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Check {

@@ -35,8 +35,8 @@ fuzz_target!(|data: &[u8]| {
             min_out: 1,
             expires_at: 0,
         };
-        let (broken, least) = enclave::swap_check::jupiter::broken_rules(&terms, &session, &tx);
-        let verdict = enclave::swap_check::jupiter::check_swap(&terms, &session, &tx);
+        let (broken, least) = enclave::funds::swap_check::jupiter::broken_rules(&terms, &session, &tx);
+        let verdict = enclave::funds::swap_check::jupiter::check_swap(&terms, &session, &tx);
         assert_eq!(verdict.is_ok(), broken.is_empty() && least.is_some());
     }
 });

@@ -16,7 +16,7 @@ export const NONCE_LEN = 16;
 export const REPLY_EXPORT_LABEL = 'SVC-REPLY-v1';
 
 /// HPKE `info` labels (shared::envelope::Purpose). Encrypted `/agent` has no label of its own:
-/// the enclave opens it as a prompt (enclave/src/process.rs `open`), so `agent` is the prompt
+/// the enclave opens it as a prompt (enclave/src/inference/chat.rs `open`), so `agent` is the prompt
 /// label. An envelope made for one label never opens as another.
 export const PURPOSES = Object.freeze({
   prompt: 'SVC-PROMPT-v1',

@@ -13,8 +13,8 @@ use shared::witness::Head;
 use super::book::{Book, OpenOrder};
 use super::keys::Pool;
 use super::{Env, Funds, FundsError, chain_error, nothing, sealed};
-use crate::swap::SwapError;
-use crate::swap_check::ata;
+use crate::funds::swap::SwapError;
+use crate::funds::swap_check::ata;
 
 /// What the pool key must hold to pay a transaction's fee and, at most, one new token
 /// account's rent (2,039,280 lamports).

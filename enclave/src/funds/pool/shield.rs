@@ -23,9 +23,9 @@ use shared::solana::{Instruction, Message, Transaction, associated_token, system
 use super::keys::{Pool, seal_key};
 use super::payout::Payout;
 use super::{Admitted, Env, Funds, FundsError, chain_error, nothing, sealed};
-use crate::custody::Custody;
+use crate::funds::swap_check::ata;
 use crate::keys::SeedText;
-use crate::swap_check::ata;
+use crate::keys::custody::Custody;
 
 pub const HOP_KIND: &str = "shield-hop";
 /// A transaction fee per signature (lamports).

@@ -1,5 +1,11 @@
+//! Keys: the per-boot keys (here), the provisioned secrets (`custody.rs`) and the objects
+//! sealed under their KEK (`sealed.rs`).
+//!
 //! Per-boot keys. Both secrets are zeroized on drop (x25519-dalek and ed25519-dalek implement
 //! `ZeroizeOnDrop` with their `zeroize` features) and never leave this struct.
+
+pub mod custody;
+pub mod sealed;
 
 use ed25519_dalek::SigningKey;
 use rand_core::OsRng;

@@ -10,9 +10,9 @@ use shared::privacy::{CreatedWallet, NewWallet, WalletCertificate, signature_tex
 use shared::wire::SealedObject;
 use zeroize::Zeroizing;
 
-use super::FundsError;
 use super::book::Book;
-use crate::custody::Custody;
+use super::{FundsError, sealed};
+use crate::keys::custody::Custody;
 use crate::keys::{EnclaveKeys, SeedText};
 
 pub const WALLET_KIND: &str = "managed-wallet";
@@ -43,10 +43,6 @@ struct PoolSecret {
 pub struct Pool {
     pub key: SigningKey,
     pub address: Address,
-}
-
-fn sealed() -> FundsError {
-    FundsError::Swap(crate::swap::SwapError::Sealed)
 }
 
 /// A new wallet key sealed with its id and owner, and its certificate.

@@ -7,7 +7,7 @@ use shared::wire::{AttestationResponse, BindingAttestation, TDX_QUOTE_UNAVAILABL
 use shared::{b64, sha256};
 
 use crate::keys::EnclaveKeys;
-use crate::tsm::{self, StdFs, TsmError};
+use crate::platform::tsm::{self, StdFs, TsmError};
 
 /// Something that turns 64 bytes of `report_data` into a quote.
 pub trait QuoteProvider: Send + Sync {

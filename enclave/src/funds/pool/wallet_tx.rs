@@ -9,10 +9,11 @@ use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Instruction, Message, Transaction, associated_token, memo, system, token};
 use shared::swap::SessionTerms;
 
+use super::fields::{address_field, amount_field};
 use super::keys::{Pool, Wallet};
 use super::payout::{POOL_MIN_LAMPORTS, check_pool_funded};
-use super::{Admitted, Env, Funds, FundsError, address_field, amount_field, chain_error, sealed};
-use crate::swap_check::ata;
+use super::{Admitted, Env, Funds, FundsError, chain_error, sealed};
+use crate::funds::swap_check::ata;
 
 /// A managed swap's session key's fees, on top of two token accounts' rent (as the relay gives
 /// a one-shot session).
@@ -63,7 +64,7 @@ pub async fn swap_fund(funds: &Funds, env: &Env<'_>, a: &Admitted, pool: &Pool) 
     let (from_mint, to_mint) = (address_field(body, "fromMint")?, address_field(body, "toMint")?);
     let (amount, destination) = (amount_field(body)?, address_field(body, "destinationPubkey")?);
     let slippage = match body.get("slippageBps").filter(|v| !v.is_null()) {
-        None => crate::swap::SLIPPAGE_BPS,
+        None => crate::funds::swap::SLIPPAGE_BPS,
         Some(v) => v.as_u64().filter(|b| *b <= 10_000).ok_or(FundsError::BadBody("slippageBps"))? as u16,
     };
     if destination == wallet.address || from_mint == to_mint {

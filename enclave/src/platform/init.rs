@@ -8,7 +8,7 @@
 use std::net::Ipv4Addr;
 use std::path::Path;
 
-use crate::boot;
+use crate::platform::boot;
 
 /// Where the measured configuration lives in the initramfs.
 pub const CONFIG_PATH: &str = "/etc/enclave.json";

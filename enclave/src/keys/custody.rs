@@ -18,7 +18,7 @@ use shared::{b64, sha256};
 use zeroize::Zeroizing;
 
 use crate::keys::EnclaveKeys;
-use crate::sealed::{self, Header, Keks, SealError};
+use crate::keys::sealed::{self, Header, Keks, SealError};
 
 /// The one object kind so far: an ed25519 key (a Solana wallet), sealed as its 32-byte seed.
 pub const SIGNING_KEY: &str = "signing-key";

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use dev_quote::{CollateralOptions, DevPki, QuoteVersion, TdReport};
 use serde::Deserialize;
 
-use crate::attestation::QuoteProvider;
 use crate::config::ConfigError;
-use crate::tsm::TsmError;
+use crate::platform::attestation::QuoteProvider;
+use crate::platform::tsm::TsmError;
 
 /// The dev quote provider's settings. Measurement defaults equal `measurements/dev.json`.
 #[derive(Debug, Clone, Deserialize)]

@@ -1,0 +1,78 @@
+//! What the enclave signs about the books: a wallet's balance and the pool's reserves, each
+//! naming the head book it was read from.
+
+use chain::Chain;
+use ed25519_dalek::Signer;
+use shared::address::Address;
+use shared::b64;
+use shared::privacy::{self, BalanceStatement, PrivacyAnswer, ReservesStatement};
+use shared::witness::Head;
+
+use super::book::Book;
+use super::keys::{self, Pool, Wallet};
+use super::{Env, FundsError, chain_error, sealed};
+use crate::funds::swap_check::ata;
+
+/// A wallet's private balance in the head book `blob` of `mint` (a new book before the first).
+pub(super) fn balance(
+    env: &Env<'_>,
+    wallet: Wallet,
+    head: Head,
+    blob: Option<&str>,
+    mint: &str,
+) -> Result<PrivacyAnswer, FundsError> {
+    let opened = match blob {
+        Some(blob) => keys::open_book(env.custody, blob)?,
+        None => Book::genesis(mint, ""),
+    };
+    if opened.mint != mint {
+        return Err(sealed());
+    }
+    let held = opened.balance(&wallet.address).to_string();
+    let mut statement = BalanceStatement {
+        wallet_id: wallet.id,
+        wallet: wallet.address.to_string(),
+        mint: opened.mint.clone(),
+        balance: held.clone(),
+        book_version: head.version,
+        book_digest: head.digest,
+        issued_at: env.now,
+        enclave_pubkey: b64::encode(env.keys.enclave_public()),
+        signature: String::new(),
+    };
+    statement.signature = privacy::signature_text(&env.keys.signer().sign(&statement.message()).to_bytes());
+    Ok(PrivacyAnswer {
+        mint: Some(opened.mint),
+        balance: Some(held),
+        balance_statement: Some(statement),
+        ..Default::default()
+    })
+}
+
+/// The statement of reserves of the head book, naming it.
+pub(super) async fn reserves(
+    env: &Env<'_>,
+    pool: &Pool,
+    book: &Book,
+    head: &Head,
+    held: u64,
+) -> Result<ReservesStatement, FundsError> {
+    let mint = Address::parse(&book.mint).ok_or_else(sealed)?;
+    let height = env.swaps.chain().block_height().await.map_err(chain_error)?;
+    let mut statement = ReservesStatement {
+        mint: book.mint.clone(),
+        pool: pool.address.to_string(),
+        pool_token_account: ata(&pool.address, &mint).to_string(),
+        pool_balance: held.to_string(),
+        liabilities: book.liabilities().to_string(),
+        wallets: book.balances.len() as u64,
+        book_version: head.version,
+        book_digest: head.digest.clone(),
+        block_height: height,
+        issued_at: env.now,
+        enclave_pubkey: b64::encode(env.keys.enclave_public()),
+        signature: String::new(),
+    };
+    statement.signature = privacy::signature_text(&env.keys.signer().sign(&statement.message()).to_bytes());
+    Ok(statement)
+}
