@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use relay::log::{append, read};
+use relay::receipts::log::{append, read};
 use relay::store::Store;
 use shared::tlog::tree::completed_by;
 use shared::tlog::{Hash, NodeId, Range, leaf_hash, node_hash, verify_inclusion};

@@ -88,7 +88,7 @@ async fn objects(config: &RelayConfig, sub: &str, flags: &[(&str, &str)]) -> Res
     Ok(())
 }
 
-fn show(e: crate::error::RelayError) -> String {
+fn show(e: crate::http::error::RelayError) -> String {
     let (status, code) = e.status_and_code();
     format!("{code} ({status}): {e}")
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use shared::wire::codes;
 
 use crate::billing::metering::{self, Bill, Paid, Payer, Price};
-use crate::error::{ErrorBody, RelayError, Surface};
+use crate::http::error::{ErrorBody, RelayError, Surface};
 use crate::plain_agent::request::{self, AgentRequest};
 use crate::plain_agent::{PlainCall, PlainReply, chats};
 use crate::private::{self, SealedRequest};
@@ -87,7 +87,7 @@ async fn agent(
     body: Body,
     encrypted: &mut bool,
 ) -> Result<Response, RelayError> {
-    let request = request::parse(&crate::body::read(body, crate::body::MAX_PRIVATE_BODY).await?)?;
+    let request = request::parse(&crate::http::body::read(body, crate::http::body::MAX_PRIVATE_BODY).await?)?;
     // A caller that sends a key must send a good one; without one, a guest pays with x402
     // when it sends a payment (contract §4.1), else with a free message.
     let payer = match headers.contains_key(header::AUTHORIZATION) {
@@ -158,4 +158,9 @@ pub struct EncryptedWithFree {
 
 async fn free_remaining(app: &App, address: IpAddr) -> Result<u32, RelayError> {
     Ok(metering::free_remaining(&app.store, &address, app.free_per_day, crate::unix_now()).await?)
+}
+
+/// `POST /agent`.
+pub fn routes() -> axum::Router<App> {
+    axum::Router::new().route("/agent", axum::routing::post(handle))
 }

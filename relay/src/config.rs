@@ -72,17 +72,17 @@ pub struct RelayConfig {
     /// Requests per minute per key and per address (docs/billing.md).
     pub rate_limits: crate::billing::rate_limit::RateLimitConfig,
     /// The Agent Privacy API (`/agents/v1`, docs/swaps.md).
-    pub agents: crate::agents_v1::AgentsConfig,
+    pub agents: crate::swaps::AgentsConfig,
     /// How the service names itself in the card and the documents (docs/discovery.md).
     pub discovery: crate::discovery::DiscoveryConfig,
     /// Deposits from the chain (docs/billing.md "Deposits").
     pub deposits: crate::billing::deposits::DepositsConfig,
     /// Timeouts and the connection cap of the HTTP server (docs/operations.md).
-    pub server: crate::serve::ServerConfig,
+    pub server: crate::http::serve::ServerConfig,
     /// Where commits go: the embedded log only, or also the chain (docs/log.md "Ledger writer").
     pub ledger: crate::receipts::ledger_writer::LedgerConfig,
     /// The transparency log: anchoring interval (docs/log.md).
-    pub log: crate::log::LogConfig,
+    pub log: crate::receipts::log::LogConfig,
     /// The web app's development trust (docs/web.md).
     pub web: crate::web::WebConfig,
     /// Intel's collateral for quotes that carry none (real TDX), on `/tee/attestation`.

@@ -3,37 +3,34 @@
 //! runs the plaintext `/agent` path. It holds no key that opens a prompt and never logs or
 //! stores a private request or reply.
 //!
-//! One folder per subsystem (DESIGN.md §3): `private/` (the one ciphertext pipeline),
-//! `accounts/`, `billing/`, `x402/`, `receipts/`, `log/` (the transparency log), `plain_agent/`
-//! (the one plaintext path), `enclaves/`, `discovery/`, `metrics/` (`GET /metrics`); `state`, `router` and
-//! `error` tie them together.
+//! One folder per subsystem (DESIGN.md §3), each with its own `routes()`: `private/` (the one
+//! ciphertext pipeline), `accounts/`, `billing/`, `x402/`, `receipts/` (with `receipts/log/`, the
+//! transparency log), `plain_agent/` (the one plaintext path), `enclaves/`, `discovery/`,
+//! `swaps/`, `wallets/`, `mcp/`, `metrics/` (`GET /metrics`); `http/` is the plumbing they share
+//! (serving, bodies, the caller's address, the one error enum); `state` and `router` tie them.
 
 pub mod accounts;
 pub mod admin;
 pub mod agent_route;
-pub mod agents_v1;
 pub mod billing;
-pub mod body;
 pub mod config;
 pub mod discovery;
 pub mod enclaves;
-pub mod error;
 pub mod failpoint;
 pub mod group_commit;
 pub mod housekeeping;
+pub mod http;
 pub mod ids;
-pub mod log;
-pub mod logging;
 pub mod mcp;
 pub mod metrics;
-pub mod peer;
 pub mod plain_agent;
 pub mod private;
 pub mod receipts;
 pub mod router;
-pub mod serve;
 pub mod state;
 pub mod store;
+pub mod swaps;
+pub mod wallets;
 pub mod web;
 pub mod x402;
 

@@ -32,8 +32,8 @@ fn parse_args() -> Result<(Option<PathBuf>, Vec<String>), String> {
 
 #[tokio::main]
 async fn main() {
-    match relay::logging::LogFormat::from_env() {
-        Ok(format) => relay::logging::init(format),
+    match relay::http::logging::LogFormat::from_env() {
+        Ok(format) => relay::http::logging::init(format),
         Err(e) => {
             eprintln!("relay: {e}");
             std::process::exit(1);
@@ -58,16 +58,20 @@ async fn run() -> Result<(), String> {
     let key = load_or_create_key(&config.ledger_key_file()).map_err(|e| e.to_string())?;
     let program_id = config.program_id().map_err(|e| e.to_string())?;
     // One key for commits, anchors and tree heads (docs/log.md "Keys").
-    let log = relay::log::TransparencyLog::new(key.clone(), store.clone(), config.log.clone());
+    let log = relay::receipts::log::TransparencyLog::new(key.clone(), store.clone(), config.log.clone());
     let ledger = LedgerWriter::from_config(&config.ledger, key.clone(), program_id, store.clone())?;
     let commits = match ledger {
         Some(_) => CommitLog::new(key, program_id, store.clone()).queue_for_chain(),
         None => CommitLog::new(key, program_id, store.clone()),
     };
-    let backfilled = relay::log::backfill::backfill(&store, relay::unix_now()).await.map_err(|e| e.to_string())?;
+    let backfilled =
+        relay::receipts::log::backfill::backfill(&store, relay::unix_now()).await.map_err(|e| e.to_string())?;
     let bundle =
         shared::tlog::hash::parse_hex(web_bundle::bundle_sha256()).ok_or("the embedded web bundle has no hash")?;
-    if relay::log::web_bundle::log_bundle(&store, &bundle, relay::unix_now()).await.map_err(|e| e.to_string())? {
+    if relay::receipts::log::web_bundle::log_bundle(&store, &bundle, relay::unix_now())
+        .await
+        .map_err(|e| e.to_string())?
+    {
         tracing::info!(bundle = web_bundle::bundle_sha256(), "appended the web app bundle to the log");
     }
     if backfilled > 0 {
@@ -109,14 +113,14 @@ async fn run() -> Result<(), String> {
         plain: relay::plain_agent::PlainAgent::from_config(&config).map_err(|e| e.to_string())?,
         free_per_day: config.free_messages_per_day,
         sign_in: config.sign_in_origin(),
-        peers: relay::peer::Peers {
+        peers: relay::http::peer::Peers {
             trusted_proxies: config.trusted_proxies.clone(),
             ipv6_prefix: config.guest_ipv6_prefix,
         },
         max_history_turns: config.max_history_turns,
         x402: relay::x402::X402::new(&config.x402).map_err(|e| e.to_string())?,
         rate_limiter: relay::billing::rate_limit::RateLimiter::new(config.rate_limits),
-        agents: relay::agents_v1::Agents::from_config(&config.agents)?,
+        agents: relay::swaps::Agents::from_config(&config.agents)?,
         discovery: config.discovery.clone(),
         deposits: relay::billing::deposits::Deposits::from_config(&config.deposits)?,
         openapi: relay::discovery::openapi::Documents::new(&config.public_url()),
@@ -124,20 +128,20 @@ async fn run() -> Result<(), String> {
         web: config.web.clone(),
         collateral: relay::enclaves::collateral::CollateralSource::from_config(&config.collateral),
     });
-    relay::agents_v1::start(&state);
+    relay::swaps::start(&state);
     relay::billing::deposits::start(&state);
     relay::x402::start_reconciler(&state);
     let abandon_after = config.abandoned_usage_secs.unwrap_or(config.enclave_timeout_secs + 60);
     relay::housekeeping::start(&state, abandon_after);
-    relay::log::anchor::start(&state);
+    relay::receipts::log::anchor::start(&state);
     relay::receipts::ledger_writer::start(&state);
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(listen = %listener.local_addr().map_err(|e| e.to_string())?, "serving");
-    relay::body::set_read_deadline(Duration::from_secs(config.server.body_read_secs));
+    relay::http::body::set_read_deadline(Duration::from_secs(config.server.body_read_secs));
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    relay::serve::serve(listener, router(state), config.server, shutdown).await.map_err(|e| e.to_string())
+    relay::http::serve::serve(listener, router(state), config.server, shutdown).await.map_err(|e| e.to_string())
 }

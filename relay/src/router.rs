@@ -9,12 +9,13 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::metrics::route::Timer;
 use crate::state::App;
-use crate::{accounts, agent_route, agents_v1, billing, discovery, enclaves, log, private, receipts, x402};
+use crate::{
+    accounts, agent_route, billing, discovery, enclaves, metrics, private, receipts, swaps, wallets, web, x402,
+};
 
 pub fn router(state: App) -> Router {
     let api = routes().with_state(state.clone());
@@ -47,56 +48,21 @@ async fn edge(
     response
 }
 
-/// Every public route but the MCP endpoint.
+/// Every public route but the MCP endpoint: each subsystem's own, merged.
 fn routes() -> Router<App> {
-    let lookups = Router::new()
-        .route("/attestation/by-hash/{hash}", get(receipts::lookups::by_hash))
-        .route("/attestation/by-tx/{signature}", get(receipts::lookups::by_tx))
-        .route("/attestation/{address}", get(receipts::lookups::by_address))
-        .route("/attestation/{address}/ledger", get(receipts::lookups::ledger_status))
-        .route("/log/v1/sth", get(log::routes::sth))
-        .route("/log/v1/proof/inclusion", get(log::routes::inclusion))
-        .route("/log/v1/proof/consistency", get(log::routes::consistency))
-        .route("/log/v1/entries", get(log::routes::entries))
-        .route("/log/v1/anchors", get(log::routes::anchors))
-        .layer(middleware::map_response(receipts::lookups::cors_open));
     Router::new()
-        .route("/tee/public-key", get(enclaves::routes::public_key))
-        .route("/tee/attestation", get(enclaves::routes::attestation))
-        .route("/tee/keys", get(enclaves::routes::keys))
-        .route("/tee/provision", post(enclaves::routes::provision))
-        .route("/tee/process", post(private::tee_process::handle))
-        .route("/agent", post(agent_route::handle))
-        .route("/api/v1/chat/completions", post(private::chat_completions::handle))
-        .route("/api/v1/x402/chat/completions", post(private::x402_chat::handle))
-        .route("/.well-known/x402", get(x402::manifest::handle))
-        .route("/api/v1/balance", get(billing::routes::balance))
-        .route("/api/v1/usage", get(billing::routes::usage))
-        .route("/api/v1/deposits", get(billing::deposits::routes::list))
-        .route("/api/v1/deposits/address", get(billing::deposits::routes::address))
-        .route("/api/v1/models", get(discovery::models::handle))
-        .route("/api/v1/auth/challenge", post(accounts::routes::challenge))
-        .route("/api/v1/auth/verify", post(accounts::routes::sign_in))
-        .route("/api/v1/keys", get(accounts::routes::list_keys))
-        .route("/api/v1/keys/{id}", delete(accounts::routes::revoke_key))
-        .route("/api/v1/keys/{id}/rotate", post(accounts::routes::rotate_key))
-        .route(agents_v1::quote::PATH, get(agents_v1::quote::handle))
-        .route("/agents/v1/anonymity-set", get(agents_v1::anonymity::handle))
-        .route(agents_v1::oneshot::PATH, post(agents_v1::oneshot::start))
-        .route("/agents/v1/swaps/oneshot/{id}/execute", post(agents_v1::oneshot::execute))
-        .route("/agents/v1/sessions/{id}", get(agents_v1::views::session))
-        .route("/agents/v1/attestations/{id}", get(agents_v1::views::attestation))
-        .merge(agents_v1::wallets::routes())
-        .route("/.well-known/agent-card.json", get(discovery::agent_card))
-        .route("/agents/v1/capabilities", get(discovery::capabilities::handle))
-        .route("/agents/v1/openapi.json", get(discovery::openapi::agents_document))
-        .route("/openapi.json", get(discovery::openapi::whole_document))
-        .route("/icon.svg", get(discovery::icon))
-        .route("/health", get(discovery::openapi::health))
-        .route("/ready", get(discovery::openapi::ready))
-        .route("/metrics", get(crate::metrics::route::handle))
-        .merge(lookups)
-        .merge(crate::web::routes())
+        .merge(enclaves::routes())
+        .merge(private::routes())
+        .merge(agent_route::routes())
+        .merge(x402::routes())
+        .merge(billing::routes())
+        .merge(accounts::routes())
+        .merge(discovery::routes())
+        .merge(swaps::routes())
+        .merge(wallets::routes())
+        .merge(receipts::routes())
+        .merge(metrics::routes())
+        .merge(web::routes())
         .fallback(|| async { RelayError::NotFound("no such route") })
         .method_not_allowed_fallback(|| async { RelayError::MethodNotAllowed })
 }

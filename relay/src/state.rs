@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::accounts::ApiKeys;
-use crate::agents_v1::Agents;
 use crate::billing::rate_limit::RateLimiter;
 use crate::enclaves::EnclavePool;
 use crate::plain_agent::PlainAgent;
 use crate::receipts::CommitLog;
 use crate::store::Store;
+use crate::swaps::Agents;
 use crate::x402::X402;
 
 pub struct AppState {
@@ -23,14 +23,14 @@ pub struct AppState {
     /// `solana` ledger mode: the writer that puts commits on the chain.
     pub ledger: Option<crate::receipts::ledger_writer::LedgerWriter>,
     /// The transparency log of receipts (`/log/v1`).
-    pub log: crate::log::TransparencyLog,
+    pub log: crate::receipts::log::TransparencyLog,
     /// Base of links the relay hands out (`explorerUrl`, x402 resources).
     pub public_url: String,
     pub prices: Prices,
     /// The plaintext `/agent` path (models and tools the relay calls itself).
     pub plain: PlainAgent,
     pub free_per_day: u32,
-    pub peers: crate::peer::Peers,
+    pub peers: crate::http::peer::Peers,
     /// The origin sign-in messages name.
     pub sign_in: crate::accounts::sign_in::Origin,
     pub max_history_turns: u32,

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
 
 /// The `web` section of the relay's configuration.

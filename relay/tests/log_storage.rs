@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
-use relay::log::{LogConfig, TransparencyLog, anchor, read};
 use relay::receipts::CommitLog;
+use relay::receipts::log::{LogConfig, TransparencyLog, anchor, read};
 use relay::store::Store;
 use shared::address::default_program_id;
 use shared::keys::{ClientKey, PromptHash, TeeKey};
@@ -227,9 +227,12 @@ async fn backfill(url: &str) {
         tx.commit().await.unwrap();
     }
     assert_eq!(read::size(store.pool()).await.unwrap(), 0);
-    let (x, y) = tokio::join!(relay::log::backfill::backfill(&store, 5), relay::log::backfill::backfill(&store, 5));
+    let (x, y) = tokio::join!(
+        relay::receipts::log::backfill::backfill(&store, 5),
+        relay::receipts::log::backfill::backfill(&store, 5)
+    );
     assert_eq!(x.unwrap() + y.unwrap(), 3, "each old receipt appended once, even by two relays at once");
-    assert_eq!(relay::log::backfill::backfill(&store, 6).await.unwrap(), 0);
+    assert_eq!(relay::receipts::log::backfill::backfill(&store, 6).await.unwrap(), 0);
     let (r0, _) = receipt(100);
     assert_eq!(read::index_of_address(store.pool(), &r0.address).await.unwrap(), Some(0), "oldest first");
     let (fresh, h) = receipt(7);

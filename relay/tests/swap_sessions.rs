@@ -5,9 +5,9 @@
 
 mod common;
 
-use relay::agents_v1::sessions::{self, FundingRefused, Session, state};
 use relay::receipts::CommitLog;
 use relay::store::Store;
+use relay::swaps::sessions::{self, FundingRefused, Session, state};
 
 fn session(id: &str, expires_at: i64) -> Session {
     Session {
@@ -143,7 +143,7 @@ async fn receipts_commit_once(store: &Store) {
     let kept: shared::swap::SwapReceipt = serde_json::from_str(&stored.receipt_json.unwrap()).unwrap();
     assert_eq!(kept.timestamp, 1, "the first receipt stays");
     // In the transparency log once, as the first receipt's entry.
-    let entries = relay::log::read::entries(store.pool(), 0, 10).await.unwrap();
+    let entries = relay::receipts::log::read::entries(store.pool(), 0, 10).await.unwrap();
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].entry, hex::encode(shared::tlog::entry::swap(&receipt).unwrap()));
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::store::Store;
 
 pub const KEY_PREFIX: &str = "sk_svc_";

@@ -8,7 +8,7 @@ pub mod sign_in;
 pub use keys::{ApiKeys, Caller, key_id, well_formed};
 pub use sign_in::AccountError;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 
 impl From<AccountError> for RelayError {
     fn from(e: AccountError) -> Self {
@@ -23,4 +23,15 @@ impl From<AccountError> for RelayError {
             AccountError::Store(err) => err.into(),
         }
     }
+}
+
+/// Wallet sign-in and the account's API keys.
+pub fn routes() -> axum::Router<crate::state::App> {
+    use axum::routing::{delete, get, post};
+    axum::Router::new()
+        .route("/api/v1/auth/challenge", post(routes::challenge))
+        .route("/api/v1/auth/verify", post(routes::sign_in))
+        .route("/api/v1/keys", get(routes::list_keys))
+        .route("/api/v1/keys/{id}", delete(routes::revoke_key))
+        .route("/api/v1/keys/{id}/rotate", post(routes::rotate_key))
 }

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
 
 use super::sign_in;
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -34,7 +34,7 @@ pub struct Challenge {
     request_body = ChallengeRequest,
     responses((status = 200, body = Challenge), (status = 400, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn challenge(State(app): State<App>, body: Body) -> Result<Json<Challenge>, RelayError> {
-    let body = crate::body::read(body, crate::body::MAX_SMALL_BODY).await?;
+    let body = crate::http::body::read(body, crate::http::body::MAX_SMALL_BODY).await?;
     let req: ChallengeRequest = serde_json::from_slice(&body)
         .map_err(|_| RelayError::BadRequest("body must be {\"wallet\": \"<base58>\"}".into()))?;
     let scopes = sign_in::scopes(req.scopes.as_deref())?;
@@ -69,7 +69,7 @@ pub struct IssuedKey {
     responses((status = 201, body = IssuedKey), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn sign_in(State(app): State<App>, body: Body) -> Result<(StatusCode, Json<IssuedKey>), RelayError> {
-    let body = crate::body::read(body, crate::body::MAX_SMALL_BODY).await?;
+    let body = crate::http::body::read(body, crate::http::body::MAX_SMALL_BODY).await?;
     let req: SignInRequest = serde_json::from_slice(&body)
         .map_err(|_| RelayError::BadRequest("body must be {wallet, nonce, signature}".into()))?;
     let scopes = sign_in::scopes(req.scopes.as_deref())?;

@@ -20,7 +20,7 @@ use sqlx::Row;
 
 use super::balances::{self, BillingError, NewUsage};
 use crate::accounts::Caller;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::{App, AppState};
 use crate::store::{Store, StoreError};
 use crate::x402::{Settlement, VerifiedPayment, X402Error};

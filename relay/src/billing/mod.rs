@@ -8,7 +8,7 @@ pub mod rate_limit;
 pub mod routes;
 pub mod usage_writer;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use balances::BillingError;
 
 impl From<BillingError> for RelayError {
@@ -22,4 +22,14 @@ impl From<BillingError> for RelayError {
             }
         }
     }
+}
+
+/// The account's balance, usage and deposits.
+pub fn routes() -> axum::Router<crate::state::App> {
+    use axum::routing::get;
+    axum::Router::new()
+        .route("/api/v1/balance", get(routes::balance))
+        .route("/api/v1/usage", get(routes::usage))
+        .route("/api/v1/deposits", get(deposits::routes::list))
+        .route("/api/v1/deposits/address", get(deposits::routes::address))
 }

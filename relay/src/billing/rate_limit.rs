@@ -15,7 +15,7 @@ use axum::response::Response;
 use serde::Deserialize;
 use sqlx::Row;
 
-use crate::error::{RelayError, Surface};
+use crate::http::error::{RelayError, Surface};
 use crate::state::App;
 use crate::store::{Store, StoreError};
 

@@ -7,7 +7,7 @@ use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
 
 use super::balances::{self, UsageRow};
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]

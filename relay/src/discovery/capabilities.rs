@@ -193,7 +193,7 @@ pub fn capabilities(app: &AppState) -> Capabilities {
         payments: Payments { rails, currency: CALL_CURRENCY, x402 },
         limits: Limits {
             agent_max_iterations: agent::tool_loop::MAX_ITERATIONS,
-            private_body_bytes: crate::body::MAX_PRIVATE_BODY,
+            private_body_bytes: crate::http::body::MAX_PRIVATE_BODY,
             requests_per_minute_per_key: app.rate_limiter.config.per_key_per_minute,
             requests_per_minute_per_address: app.rate_limiter.config.per_address_per_minute,
             swap_mints,

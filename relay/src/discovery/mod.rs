@@ -63,7 +63,7 @@ impl DiscoveryConfig {
 pub fn cached_json(app: &App, headers: &HeaderMap, value: &impl Serialize) -> Response {
     let body = match serde_json::to_vec_pretty(value) {
         Ok(b) => b,
-        Err(_) => return crate::error::RelayError::Internal.into_response(),
+        Err(_) => return crate::http::error::RelayError::Internal.into_response(),
     };
     let etag = format!("\"{}\"", hex::encode(&shared::sha256(&body)[..16]));
     let cache = format!("public, max-age={}", app.discovery.max_age_secs);
@@ -100,4 +100,19 @@ pub async fn icon() -> Response {
                        rx=\"12\" fill=\"#111\"/><path d=\"M20 28v-6a12 12 0 0 1 24 0v6\" fill=\"none\" stroke=\"#fff\" \
                        stroke-width=\"5\"/><rect x=\"14\" y=\"28\" width=\"36\" height=\"24\" rx=\"4\" fill=\"#fff\"/></svg>";
     ([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "public, max-age=86400")], SVG).into_response()
+}
+
+/// What the service says of itself: models, the agent card, capabilities, the OpenAPI
+/// documents, health.
+pub fn routes() -> axum::Router<App> {
+    use axum::routing::get;
+    axum::Router::new()
+        .route("/api/v1/models", get(models::handle))
+        .route("/.well-known/agent-card.json", get(agent_card))
+        .route("/agents/v1/capabilities", get(capabilities::handle))
+        .route("/agents/v1/openapi.json", get(openapi::agents_document))
+        .route("/openapi.json", get(openapi::whole_document))
+        .route("/icon.svg", get(icon))
+        .route("/health", get(openapi::health))
+        .route("/ready", get(openapi::ready))
 }

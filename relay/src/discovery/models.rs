@@ -8,7 +8,7 @@ use serde::Serialize;
 use shared::catalog::{self, CATALOG, PROVIDER};
 
 use crate::billing::metering::CALL_CURRENCY;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -37,8 +37,8 @@ pub struct Price {
 
 #[utoipa::path(get, path = "/api/v1/models", tag = "discovery", summary = "The listed catalog models (contract §2.1)",
     security(("ApiKey" = [])),
-    responses((status = 200, body = ModelList), (status = 401, body = crate::error::ErrorBody),
-              (status = 403, body = crate::error::ErrorBody), (status = "default", body = crate::error::ErrorBody)))]
+    responses((status = 200, body = ModelList), (status = 401, body = crate::http::error::ErrorBody),
+              (status = 403, body = crate::http::error::ErrorBody), (status = "default", body = crate::http::error::ErrorBody)))]
 pub async fn handle(State(app): State<App>, headers: HeaderMap) -> Result<Json<ModelList>, RelayError> {
     app.keys.check(&headers, "account").await?;
     let data = CATALOG

@@ -51,8 +51,8 @@ impl EnclaveClient {
     }
 
     /// The error a caller answers when this enclave did not.
-    pub fn unreachable(&self) -> crate::error::RelayError {
-        crate::error::RelayError::TeeUnreachable { endpoint: self.shown.clone() }
+    pub fn unreachable(&self) -> crate::http::error::RelayError {
+        crate::http::error::RelayError::TeeUnreachable { endpoint: self.shown.clone() }
     }
 
     pub async fn get(&self, path: &str) -> Result<EnclaveAnswer, Unreachable> {

@@ -10,3 +10,13 @@ pub mod routes;
 
 pub use client::{EnclaveAnswer, EnclaveClient, Unreachable};
 pub use pool::EnclavePool;
+
+/// The enclave routes: its key, its attestation, the enclaves behind this relay, provisioning.
+pub fn routes() -> axum::Router<crate::state::App> {
+    use axum::routing::{get, post};
+    axum::Router::new()
+        .route("/tee/public-key", get(routes::public_key))
+        .route("/tee/attestation", get(routes::attestation))
+        .route("/tee/keys", get(routes::keys))
+        .route("/tee/provision", post(routes::provision))
+}

@@ -9,7 +9,7 @@ use shared::wire::{NewObject, OpenedObject, SealedObject, StoredBlob, codes};
 use sqlx::Row;
 
 use super::EnclavePool;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::store::Store;
 
 /// Asks an enclave that answers; refusals come back with their code.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use shared::wire::{PublicKeyResponse, codes};
 
 use super::EnclaveClient;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 
 pub struct Member {
     pub client: EnclaveClient,

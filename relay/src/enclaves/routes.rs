@@ -13,7 +13,7 @@ use shared::envelope::Envelope;
 use shared::wire::ProvisionRequest;
 
 use super::{EnclaveAnswer, EnclaveClient};
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 fn passthrough(answer: EnclaveAnswer) -> Response {
@@ -128,7 +128,7 @@ pub async fn keys(State(app): State<App>) -> Json<EnclaveList> {
               (status = 413, body = ErrorBody), (status = 502, body = ErrorBody),
               (status = "default", description = "The enclave's refusal, passed on", body = ErrorBody)))]
 pub async fn provision(State(app): State<App>, body: axum::body::Body) -> Result<Response, RelayError> {
-    let body = crate::body::read(body, crate::body::MAX_SMALL_BODY).await?;
+    let body = crate::http::body::read(body, crate::http::body::MAX_SMALL_BODY).await?;
     let request: ProvisionRequest = serde_json::from_slice(&body)
         .map_err(|_| RelayError::BadRequest("body must be {\"encryptedBundle\": \"<envelope JSON>\"}".into()))?;
     // Only the envelope's outer fields are read here, for its key id.

@@ -8,7 +8,7 @@ use axum::body::{Body, Bytes};
 use http_body_util::BodyExt;
 use shared::envelope::MAX_ENVELOPE_JSON;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 
 /// Largest private-route body: the largest envelope plus room for the other fields.
 pub const MAX_PRIVATE_BODY: usize = MAX_ENVELOPE_JSON + 4096;

@@ -25,7 +25,7 @@ pub fn enclaves(app: &AppState, out: &mut Exposition) {
 
 /// `svc_tlog_size` (when the database answered) and `svc_database_up`.
 pub async fn log_size(app: &AppState, out: &mut Exposition) {
-    let size = tokio::time::timeout(DATABASE_WAIT, crate::log::read::size(app.store.pool())).await;
+    let size = tokio::time::timeout(DATABASE_WAIT, crate::receipts::log::read::size(app.store.pool())).await;
     let size = match size {
         Ok(Ok(n)) => Some(n),
         Ok(Err(e)) => {

@@ -25,3 +25,8 @@ pub struct Metrics {
     pub requests: Requests,
     pub billing: Billing,
 }
+
+/// `GET /metrics`.
+pub fn routes() -> axum::Router<crate::state::App> {
+    axum::Router::new().route("/metrics", axum::routing::get(route::handle))
+}

@@ -13,7 +13,7 @@ use shared::wire::{ToolCall, Usage};
 pub use run::{PlainAgent, PlainOutcome};
 
 use crate::billing::metering::{self, Bill, BillingReport, Paid};
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
 use request::Path;
 

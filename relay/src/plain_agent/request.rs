@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use shared::wire::codes;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 
 fn invalid(code: &'static str, message: impl Into<String>) -> RelayError {
     RelayError::input(code, message)

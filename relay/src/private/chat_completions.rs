@@ -15,8 +15,8 @@ use shared::wire::{
 
 use super::{Call, EnclaveRoute, SealedRequest};
 use crate::billing::metering::{BillingReport, Payer, Price};
-use crate::body;
-use crate::error::{ErrorBody, RelayError};
+use crate::http::body;
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 /// The request: both fields are required (contract §4.1: 400 `bad_request` otherwise).

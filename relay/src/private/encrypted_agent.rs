@@ -6,7 +6,7 @@ use shared::wire::EncryptedAgentResponse;
 
 use super::{Call, EnclaveRoute, SealedRequest};
 use crate::billing::metering::{BillingReport, Paid, Payer, Price};
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
 
 /// The enclave's answer, with what the relay adds.

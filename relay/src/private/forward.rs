@@ -9,7 +9,7 @@ use shared::receipt::Receipt;
 use shared::wire::{EncryptedAgentResponse, OnchainAttestation, PrivateRequest, ProcessResponse, Usage, codes};
 
 use super::request::SealedRequest;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::receipts::CommitError;
 use crate::state::AppState;
 

@@ -1,6 +1,6 @@
 //! The one private pipeline. Every route that carries ciphertext (`/tee/process`, chat
 //! completions, the x402 route, encrypted `/agent`) is a thin adapter over [`run`]: its body
-//! is read once ([`crate::body`]) and parsed once into one typed request ([`request`]); then, in a task
+//! is read once ([`crate::http::body`]) and parsed once into one typed request ([`request`]); then, in a task
 //! of its own so a client that disconnects cannot stop it half-way: charge (key, x402 or free
 //! trial), forward, verify and commit the receipt ([`forward`]), and settle or refund.
 //!
@@ -16,7 +16,7 @@ pub mod x402_chat;
 use shared::wire::OnchainAttestation;
 
 use crate::billing::metering::{self, Bill, Paid, Payer, Price};
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
 pub use forward::{EnclaveReply, EnclaveRoute};
 pub use request::SealedRequest;
@@ -47,4 +47,13 @@ pub async fn run<T: EnclaveReply>(app: &App, call: Call) -> Result<Paid<Answer<T
         Ok((Answer { enclave, onchain }, usage))
     })
     .await
+}
+
+/// The private routes: each forwards a sealed request to the enclave through the one pipeline.
+pub fn routes() -> axum::Router<App> {
+    use axum::routing::post;
+    axum::Router::new()
+        .route("/tee/process", post(tee_process::handle))
+        .route("/api/v1/chat/completions", post(chat_completions::handle))
+        .route("/api/v1/x402/chat/completions", post(x402_chat::handle))
 }

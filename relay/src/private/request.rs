@@ -6,7 +6,7 @@ use shared::envelope::Envelope;
 use shared::keys::PromptHash;
 use shared::wire::PrivateRequest;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 
 /// Longest model id accepted before resolving it.
 const MAX_MODEL_LEN: usize = 128;

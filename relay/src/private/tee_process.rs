@@ -10,8 +10,8 @@ use shared::wire::{PrivateRequest, ProcessResponse};
 
 use super::{Call, EnclaveRoute, SealedRequest};
 use crate::billing::metering::{Payer, Price};
-use crate::body;
-use crate::error::{ErrorBody, RelayError, Surface};
+use crate::http::body;
+use crate::http::error::{ErrorBody, RelayError, Surface};
 use crate::state::App;
 
 #[utoipa::path(post, path = "/tee/process", tag = "private",

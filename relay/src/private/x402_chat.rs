@@ -17,8 +17,8 @@ use shared::wire::{OnchainAttestation, OpenAiUsage, ProcessResponse, codes};
 
 use super::{Call, EnclaveRoute, SealedRequest};
 use crate::billing::metering::{Payer, Price};
-use crate::body;
-use crate::error::{ErrorBody, RelayError};
+use crate::http::body;
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 use crate::x402::manifest::CHAT_PATH;
 

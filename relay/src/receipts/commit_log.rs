@@ -1,7 +1,7 @@
 //! The receipt commit log (the embedded ledger): an append-only log of receipt commits, each a
 //! Solana-format transaction signed by the relay's ledger key and chained to the previous one
 //! (`shared::ledger`), stored in the same database transaction as the receipt it commits, and
-//! in that transaction the receipt is appended to the transparency log (`crate::log`). Log
+//! in that transaction the receipt is appended to the transparency log (`crate::receipts::log`). Log
 //! anchors are commits too: a Memo transaction recorded with its anchor row. It records
 //! receipts, not money. In `solana` ledger mode each commit is also queued, in the same
 //! transaction, for the ledger writer that sends it to the chain (`ledger_writer`).
@@ -25,8 +25,8 @@ use sqlx::Row;
 use zeroize::Zeroizing;
 
 use crate::group_commit::GroupCommit;
-use crate::log::anchor::AnchorRecord;
-use crate::log::append::NewLeaf;
+use crate::receipts::log::anchor::AnchorRecord;
+use crate::receipts::log::append::NewLeaf;
 use crate::store::{NewCommit, NewReceipt, Store, StoreError, is_busy_snapshot, is_unique_violation};
 
 pub struct CommitLog {
@@ -166,11 +166,11 @@ impl CommitLog {
         let mut turn = self.store.write_turn().await;
         let mut tx = turn.begin().await?;
         // The log's append comes first: it takes the log head's row lock, as every commit writer
-        // does before the commit chain (`crate::log::append::lock_head`), and on SQLite the
+        // does before the commit chain (`crate::receipts::log::append::lock_head`), and on SQLite the
         // read of the last commit below then never has to upgrade a read lock.
         let leaves: Vec<NewLeaf<'_>> =
             group.iter().map(|w| NewLeaf { entry: &w.entry, address: &w.receipt.address, now: w.now }).collect();
-        crate::log::append::append_all(&mut tx, &leaves).await?;
+        crate::receipts::log::append::append_all(&mut tx, &leaves).await?;
         let (mut seq, mut blockhash) = match self.store.last_commit(&mut tx).await? {
             Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),
             None => (0, [0u8; 32]),
@@ -247,7 +247,7 @@ impl CommitLog {
         for attempt in 1..=crate::store::BUSY_ATTEMPTS {
             let mut turn = self.store.write_turn().await;
             let mut tx = turn.begin().await?;
-            crate::log::append::lock_head(&mut tx).await?;
+            crate::receipts::log::append::lock_head(&mut tx).await?;
             let last = self.store.last_commit(&mut tx).await?;
             let (seq, blockhash) = match last {
                 Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),
@@ -324,7 +324,7 @@ impl Record<'_> {
         match self {
             Record::Chat { receipt, json, entry, .. } => {
                 store.insert_receipt(tx, id, &receipt.address, &receipt.encrypted_prompt_hash, json, now).await?;
-                crate::log::append::append(tx, entry, &receipt.address, now).await?;
+                crate::receipts::log::append::append(tx, entry, &receipt.address, now).await?;
                 Ok(true)
             }
             Record::Swap { receipt, json, entry, .. } => {
@@ -342,7 +342,7 @@ impl Record<'_> {
                 if done.rows_affected() != 1 {
                     return Ok(false);
                 }
-                crate::log::append::append(tx, entry, &receipt.address, now).await?;
+                crate::receipts::log::append::append(tx, entry, &receipt.address, now).await?;
                 Ok(true)
             }
             Record::Anchor(anchor) => {

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use shared::address::{Address, receipt_address};
 use shared::receipt::decode_hex32;
 
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 use crate::store::StoredReceipt;
 

@@ -15,7 +15,7 @@ use shared::wire::codes;
 use super::buckets;
 use super::params::Fields;
 use super::sessions;
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 const MAX_WINDOW_HOURS: u64 = 168;

@@ -6,7 +6,7 @@ use shared::swap::{OpenedSession, SessionTerms, StepAnswer, StepRequest};
 
 use crate::enclaves::EnclavePool;
 use crate::enclaves::objects::ask;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 
 /// A new session for `terms`: the sealed key and the commitment, checked to be over exactly
 /// these terms and that key, and signed by the key it names.

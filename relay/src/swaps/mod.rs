@@ -15,7 +15,6 @@ pub mod params;
 pub mod quote;
 pub mod sessions;
 pub mod views;
-pub mod wallets;
 pub mod worker;
 
 use std::time::Duration;
@@ -23,7 +22,7 @@ use std::time::Duration;
 use chain::{Router, RpcChain};
 use shared::address::Address;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::{App, AppState};
 pub use config::{AgentsConfig, MintConfig};
 
@@ -37,11 +36,11 @@ pub struct Agents {
     /// Wakes an idle worker when a session becomes workable.
     pub wake: tokio::sync::Notify,
     /// Managed wallets' webhooks (the sender and its configuration).
-    pub wallets: wallets::Webhooks,
+    pub wallets: crate::wallets::Webhooks,
     /// Serializes this relay's updates of the privacy books (wallets::backend).
     pub books: tokio::sync::Mutex<()>,
     /// The freshness witness's messages (wallets::witness).
-    pub witness: wallets::witness::WitnessQueue,
+    pub witness: crate::wallets::witness::WitnessQueue,
 }
 
 impl Agents {
@@ -61,7 +60,7 @@ impl Agents {
             None => None,
         };
         let router = Router::new(router, api_key, timeout, https(router).then(chain::web_pki));
-        let wallets = wallets::Webhooks::new(&config.wallets);
+        let wallets = crate::wallets::Webhooks::new(&config.wallets);
         Ok(Some(Agents {
             config: config.clone(),
             chain,
@@ -92,8 +91,20 @@ pub fn start(app: &App) {
         for _ in 0..agents.config.workers.max(1) {
             tokio::spawn(worker::run(app.clone()));
         }
-        tokio::spawn(wallets::webhooks::run(app.clone()));
-        tokio::spawn(wallets::private::run_payouts(app.clone()));
-        tokio::spawn(wallets::private::run_book_steps(app.clone()));
+        tokio::spawn(crate::wallets::webhooks::run(app.clone()));
+        tokio::spawn(crate::wallets::private::run_payouts(app.clone()));
+        tokio::spawn(crate::wallets::private::run_book_steps(app.clone()));
     }
+}
+
+/// The swap routes: quotes, anonymity sets, one-shot swaps, sessions and their receipts.
+pub fn routes() -> axum::Router<App> {
+    use axum::routing::{get, post};
+    axum::Router::new()
+        .route(quote::PATH, get(quote::handle))
+        .route("/agents/v1/anonymity-set", get(anonymity::handle))
+        .route(oneshot::PATH, post(oneshot::start))
+        .route("/agents/v1/swaps/oneshot/{id}/execute", post(oneshot::execute))
+        .route("/agents/v1/sessions/{id}", get(views::session))
+        .route("/agents/v1/attestations/{id}", get(views::attestation))
 }

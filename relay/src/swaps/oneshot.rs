@@ -25,8 +25,8 @@ use super::quote::{self, Pair};
 use super::sessions::{self, FundingRefused, Session, state};
 use super::{Agents, buckets, enclave};
 use crate::billing::metering::{Bill, paid};
-use crate::body;
-use crate::error::{ErrorBody, RelayError};
+use crate::http::body;
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 pub const PATH: &str = "/agents/v1/swaps/oneshot";

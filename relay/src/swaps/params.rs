@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use shared::address::Address;
 use shared::wire::codes;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 
 /// Named fields of a query string or a JSON body, as text.
 pub struct Fields {

@@ -17,7 +17,7 @@ use super::buckets::{self, Bucketing};
 use super::params::Fields;
 use super::{Agents, agents};
 use crate::billing::metering::{Bill, Payer, Price, paid};
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 pub const PATH: &str = "/agents/v1/quote";

@@ -13,7 +13,7 @@ use shared::swap::SwapReceipt;
 
 use super::params;
 use super::sessions::{self, Session, state};
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 /// Contract §2.10, then what a client needs to act on a session that did not settle.

@@ -14,10 +14,10 @@ use shared::swap::{StepAnswer, StepRequest};
 use shared::wire::codes;
 
 use super::sessions::{self, Pending, Session, state};
-use super::wallets::shield;
 use super::{Agents, enclave};
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
+use crate::wallets::shield;
 
 /// How often an idle worker looks for work (a funded session wakes one at once).
 const IDLE_POLL: Duration = Duration::from_millis(250);
@@ -32,8 +32,8 @@ mod kind {
     pub const SWAP: &str = "swap";
     pub const DELIVER: &str = "deliver";
     pub const REFUND: &str = "refund";
-    pub const ENCRYPT: &str = crate::agents_v1::wallets::private::KIND_ENCRYPT;
-    pub const FUND: &str = crate::agents_v1::wallets::private::KIND_FUND;
+    pub const ENCRYPT: &str = crate::wallets::private::KIND_ENCRYPT;
+    pub const FUND: &str = crate::wallets::private::KIND_FUND;
 }
 
 /// Wakes one idle worker (a session just became workable).
@@ -110,7 +110,7 @@ async fn save_announced(
     now: i64,
     retry_at: i64,
 ) -> Result<bool, RelayError> {
-    use crate::agents_v1::wallets::records;
+    use crate::wallets::records;
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
     let data = serde_json::json!({
         "sessionId": s.id, "walletId": wallet_id, "mode": s.mode, "state": s.state, "previousState": before,
@@ -124,7 +124,7 @@ async fn save_announced(
         if !sessions::save(&mut *tx, s, now, retry_at).await? {
             return Ok(false);
         }
-        records::write_event(&mut tx, wallet_id, &event_type, &data, crate::agents_v1::wallets::now_ms()).await?;
+        records::write_event(&mut tx, wallet_id, &event_type, &data, crate::wallets::now_ms()).await?;
         tx.commit().await?;
         Ok(true)
     })
@@ -148,7 +148,7 @@ async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, Relay
         state::SWAPPED => deliver(app, s).await,
         state::DELIVERED => attest(app, s).await,
         state::REFUNDING => refund(app, s).await,
-        state::CREDITING => match crate::agents_v1::wallets::private::credit(app, s).await {
+        state::CREDITING => match crate::wallets::private::credit(app, s).await {
             Ok(()) => Ok(Next::Now),
             Err(e) => refused_credit(s, e),
         },

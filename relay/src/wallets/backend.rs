@@ -15,7 +15,7 @@ use super::records::{self, Operation, Wallet};
 use super::steps::{Intent, Outcome};
 use crate::enclaves::EnclavePool;
 use crate::enclaves::objects::{self, ask};
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::store::{Store, StoreError, is_unique_violation};
 
 /// A signed transaction to send (its bytes, signature and last valid block height).

@@ -19,11 +19,11 @@ use sqlx::Row;
 
 use super::backend::{EnclavePoolBackend, PrivacyBackend, SignedTx, Withdrawal};
 use super::records::{self, Wallet};
-use crate::agents_v1::sessions::{self, Pending, Session, state};
-use crate::agents_v1::{Agents, agents};
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
 use crate::store::StoreError;
+use crate::swaps::sessions::{self, Pending, Session, state};
+use crate::swaps::{Agents, agents};
 
 pub const MODE_ENCRYPT: &str = "encrypt";
 pub const KIND_ENCRYPT: &str = "encrypt";

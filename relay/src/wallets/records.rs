@@ -6,7 +6,7 @@ use serde_json::Value;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::store::{Store, StoreError, is_busy_snapshot};
 
 /// One wallet row.

@@ -17,10 +17,10 @@ use super::records::{self, Operation, Wallet, WalletAuditEntry};
 use super::requests;
 use super::webhooks::{self, WebhookDelivery, WebhookMessage};
 use super::{fund, now_ms};
-use crate::agents_v1::params::Fields;
-use crate::body;
-use crate::error::{ErrorBody, RelayError};
+use crate::http::body;
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
+use crate::swaps::params::Fields;
 
 /// Most mints one balance call reads.
 const MAX_MINTS: usize = 20;
@@ -157,7 +157,7 @@ pub async fn create(
     let key_id = caller(&app, &headers).await?;
     let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, "{webhookUrl, ownerPubkey}")?;
     fields.require(&["webhookUrl"])?;
-    let agents = crate::agents_v1::agents(&app)?;
+    let agents = crate::swaps::agents(&app)?;
     let owner_pubkey = match fields.get("ownerPubkey") {
         Some(_) => Some(fields.pubkey("ownerPubkey")?.to_string()),
         None => None,
@@ -250,7 +250,7 @@ pub async fn fund_intent(
     let wallet = owned(&app, &key_id, &id).await?;
     let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, "{mint, amount, payerPubkey}")?;
     fields.require(&["mint", "amount", "payerPubkey"])?;
-    let agents = crate::agents_v1::agents(&app)?;
+    let agents = crate::swaps::agents(&app)?;
     let mint = fields.mint("mint")?;
     let decimals = agents.mint("mint", &mint)?.decimals;
     let amount = fields.amount("amount")?;
@@ -298,7 +298,7 @@ pub async fn balance(
     let wallet = owned(&app, &key_id, &id).await?;
     let fields = Fields::from_query(query);
     fields.require(&["mints"])?;
-    let agents = crate::agents_v1::agents(&app)?;
+    let agents = crate::swaps::agents(&app)?;
     let mints = fields
         .get("mints")
         .unwrap_or_default()
@@ -505,7 +505,7 @@ fn owner_auth(headers: &HeaderMap) -> Result<Option<shared::privacy::OwnerAuth>,
 /// The body of a fund-moving request, read twice: here for its codes, and by the enclave, which
 /// takes its fields from the same bytes.
 fn money_fields(
-    agents: &crate::agents_v1::Agents,
+    agents: &crate::swaps::Agents,
     bytes: &[u8],
     shape: &str,
     destination: bool,
@@ -541,7 +541,7 @@ pub async fn encrypt(
     let key_id = caller(&app, &headers).await?;
     let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::agents_v1::agents(&app)?;
+    let agents = crate::swaps::agents(&app)?;
     let (mint, amount) = money_fields(agents, &bytes, "{mint, amount}", false)?;
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);
@@ -582,10 +582,10 @@ pub async fn swap(
     let who = app.keys.check(&headers, "swap").await?;
     let wallet = owned(&app, &who.key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::agents_v1::agents(&app)?;
+    let agents = crate::swaps::agents(&app)?;
     let fields = Fields::from_body(&bytes, "{fromMint, toMint, amount, destinationPubkey, slippageBps}")?;
     fields.require(&["fromMint", "toMint", "amount", "destinationPubkey"])?;
-    let pair = crate::agents_v1::quote::Pair::read(&fields, agents)?;
+    let pair = crate::swaps::quote::Pair::read(&fields, agents)?;
     if fields.pubkey("destinationPubkey")?.to_string() == wallet.address {
         return Err(RelayError::input(codes::INVALID_FIELD, "`destinationPubkey` must not be the wallet itself"));
     }
@@ -633,7 +633,7 @@ pub async fn shield(
     let key_id = caller(&app, &headers).await?;
     let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::agents_v1::agents(&app)?;
+    let agents = crate::swaps::agents(&app)?;
     let shape = "{mint, amount, destinationPubkey}";
     let (mint, amount) = money_fields(agents, &bytes, shape, true)?;
     let buckets = &agents.mint("mint", &mint)?.buckets;
@@ -681,7 +681,7 @@ pub async fn withdraw(
     let key_id = caller(&app, &headers).await?;
     let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::agents_v1::agents(&app)?;
+    let agents = crate::swaps::agents(&app)?;
     money_fields(agents, &bytes, "{mint, amount, destinationPubkey}", true)?;
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);
@@ -718,7 +718,7 @@ pub async fn reserves(
 ) -> Result<Json<shared::privacy::ReservesStatement>, RelayError> {
     let fields = Fields::from_query(query);
     fields.require(&["mint"])?;
-    let agents = crate::agents_v1::agents(&app)?;
+    let agents = crate::swaps::agents(&app)?;
     let mint = fields.mint("mint")?;
     agents.mint("mint", &mint)?;
     let backend = super::private::backend(&app, agents);
@@ -728,7 +728,7 @@ pub async fn reserves(
 /// The pool pays the SOL of swaps, shields and withdrawals: an account starts at most
 /// `agents.wallets.dailyPoolOperations` of them in 24 hours (retries of a started one are not
 /// counted: they are answered before this).
-async fn within_pool_allowance(app: &App, agents: &crate::agents_v1::Agents, key_id: &str) -> Result<(), RelayError> {
+async fn within_pool_allowance(app: &App, agents: &crate::swaps::Agents, key_id: &str) -> Result<(), RelayError> {
     const DAY_MS: i64 = 86_400_000;
     let now = super::now_ms();
     let (started, oldest) = super::records::pool_paid_since(&app.store, key_id, now - DAY_MS).await?;

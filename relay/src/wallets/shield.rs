@@ -18,12 +18,12 @@ use sqlx::Row;
 
 use super::backend::PrivacyBackend;
 use super::records::{self, Operation, Wallet};
-use crate::agents_v1::sessions::{Pending, Session, state};
-use crate::agents_v1::worker::Next;
-use crate::agents_v1::{Agents, agents};
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
 use crate::store::StoreError;
+use crate::swaps::sessions::{Pending, Session, state};
+use crate::swaps::worker::Next;
+use crate::swaps::{Agents, agents};
 
 pub const MODE: &str = "shield";
 /// What `estimatedSeconds` says (four transactions and two delays).
@@ -96,7 +96,7 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
         state::CREDITING => {
             let signature = s.funding_tx_sig.clone().ok_or(RelayError::Internal)?;
             if let Err(e) = backend.shield_credit(&hop, &s.from_mint, &signature).await {
-                return crate::agents_v1::worker::refused_credit(s, e);
+                return crate::swaps::worker::refused_credit(s, e);
             }
             s.state = state::MIXING.into();
             Ok(Next::Later(delay()))

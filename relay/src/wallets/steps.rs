@@ -24,7 +24,7 @@ use shared::witness::{AppendRequest, WitnessAnswer};
 use sqlx::Row;
 
 use super::backend::{EnclavePoolBackend, book};
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::store::StoreError;
 
 /// What the relay does with a step's outputs once the witness acknowledged its book.

@@ -18,7 +18,7 @@ use shared::wire::codes;
 use sqlx::Row;
 
 use super::config::WalletsConfig;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
 use crate::store::Store;
 

@@ -16,7 +16,7 @@ use shared::address::Address;
 use shared::witness::{AppendRequest, WitnessAnswer};
 use sqlx::Row;
 
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 use crate::store::StoreError;
 
@@ -105,10 +105,10 @@ pub async fn appends(State(app): State<App>, Query(wait): Query<Wait>) -> Result
     request_body = Answers,
     responses((status = 200, body = Stored), (status = 400, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn answers(State(app): State<App>, body: axum::body::Body) -> Result<Json<Stored>, RelayError> {
-    let bytes = crate::body::read(body, crate::body::MAX_SMALL_BODY).await?;
+    let bytes = crate::http::body::read(body, crate::http::body::MAX_SMALL_BODY).await?;
     let Answers { answers } = serde_json::from_slice(&bytes)
         .map_err(|_| RelayError::BadRequest("body must be {\"answers\": [...]}".into()))?;
-    let agents = crate::agents_v1::agents(&app)?;
+    let agents = crate::swaps::agents(&app)?;
     let mut stored = 0;
     for answer in answers {
         if !known_witness(&app, &agents.witness, &answer).await {

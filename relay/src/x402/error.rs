@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use super::facilitator::FacilitatorError;
 use super::payment::PaymentError;
 use super::requirements::Offer;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::store::StoreError;
 use shared::wire::codes;
 
@@ -80,7 +80,7 @@ impl IntoResponse for X402Error {
                 if let X402Error::Facilitator(e) = &self {
                     tracing::warn!(error = %e, "x402 facilitator failure");
                 }
-                let body = crate::error::ErrorBody {
+                let body = crate::http::error::ErrorBody {
                     success: None,
                     error: code,
                     message,

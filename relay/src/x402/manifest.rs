@@ -49,7 +49,7 @@ pub const PRICED_ROUTES: &[PricedRoute] = &[
     },
     PricedRoute {
         method: "GET",
-        path: crate::agents_v1::quote::PATH,
+        path: crate::swaps::quote::PATH,
         description: "One swap quote: router output less the service's spread, with denomination buckets",
         input: &[
             ("fromMint", "string (query): input mint, base58"),
@@ -60,7 +60,7 @@ pub const PRICED_ROUTES: &[PricedRoute] = &[
     },
     PricedRoute {
         method: "POST",
-        path: crate::agents_v1::oneshot::PATH,
+        path: crate::swaps::oneshot::PATH,
         description: "Start one one-shot private swap session (Mode B): an enclave-held key, a signed commitment, the funding transaction",
         input: &[
             ("payerPubkey", "string: the wallet that signs the funding"),

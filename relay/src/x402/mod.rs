@@ -366,3 +366,8 @@ impl X402 {
         }
     }
 }
+
+/// The x402 manifest (the paid route itself is `private`'s).
+pub fn routes() -> axum::Router<crate::state::App> {
+    axum::Router::new().route("/.well-known/x402", axum::routing::get(manifest::handle))
+}

@@ -4,7 +4,7 @@
 use sqlx::Row;
 
 use crate::enclaves::objects;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::AppState;
 use crate::store::is_unique_violation;
 

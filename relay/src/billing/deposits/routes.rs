@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::addresses;
 use super::records::{self, DepositRecord};
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]

@@ -22,7 +22,7 @@ use shared::solana::programs::TOKEN_PROGRAM;
 use super::records::{self, DepositRecord, state};
 use super::{DepositMint, addresses};
 use crate::billing::balances;
-use crate::error::RelayError;
+use crate::http::error::RelayError;
 use crate::state::App;
 
 /// Pages one scan reads per address; a walk longer than that goes on at the next scan.

@@ -10,7 +10,7 @@ use shared::tlog::wire::{Anchors, ConsistencyProof, Entries, InclusionProof, Sig
 use shared::wire::codes;
 
 use super::{anchor, read};
-use crate::error::{ErrorBody, RelayError};
+use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 /// Most entries one `GET /log/v1/entries` returns.
