@@ -2,11 +2,15 @@
 //! their sha256 is kept in memory, and lookups compare hashes.
 
 use std::collections::HashSet;
+use std::marker::PhantomData;
 
+use axum::extract::FromRequestParts;
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
 
 use crate::http::error::RelayError;
+use crate::state::App;
 use crate::store::Store;
 
 pub const KEY_PREFIX: &str = "sk_svc_";
@@ -60,6 +64,51 @@ impl ApiKeys {
             return Err(RelayError::Forbidden(format!("this key lacks the `{scope}` scope")));
         }
         Ok(Caller { key_id: record.id, wallet: Some(record.wallet), currency })
+    }
+}
+
+/// A scope a signed-in key must hold for a route (configured operator keys hold every scope).
+pub trait Scope: Send + Sync {
+    const NAME: &'static str;
+}
+
+/// Private chat (`/tee/process`, chat completions, encrypted `/agent`).
+pub struct Chat;
+impl Scope for Chat {
+    const NAME: &'static str = "chat";
+}
+
+/// The account: balance, usage, deposits, models.
+pub struct Account;
+impl Scope for Account {
+    const NAME: &'static str = "account";
+}
+
+/// Swaps and managed wallets.
+pub struct Swap;
+impl Scope for Swap {
+    const NAME: &'static str = "swap";
+}
+
+/// Managing the wallet's API keys.
+pub struct Keys;
+impl Scope for Keys {
+    const NAME: &'static str = "keys";
+}
+
+/// The caller of a route that needs a key with scope `S`: 401 without a valid key, 403 without
+/// the scope. As an extractor, the check comes before anything the handler reads.
+/// Only the extractor makes one, so holding one means the check passed.
+pub struct Authorized<S: Scope> {
+    pub caller: Caller,
+    scope: PhantomData<S>,
+}
+
+impl<S: Scope> FromRequestParts<App> for Authorized<S> {
+    type Rejection = RelayError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, RelayError> {
+        Ok(Authorized { caller: app.keys.check(&parts.headers, S::NAME).await?, scope: PhantomData })
     }
 }
 

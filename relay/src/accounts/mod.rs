@@ -5,7 +5,7 @@ pub mod keys;
 pub mod routes;
 pub mod sign_in;
 
-pub use keys::{ApiKeys, Caller, key_id, well_formed};
+pub use keys::{ApiKeys, Authorized, Caller, key_id, well_formed};
 pub use sign_in::AccountError;
 
 use crate::http::error::RelayError;

@@ -4,10 +4,11 @@
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use super::sign_in;
+use crate::accounts::keys::{Authorized, Caller, Keys};
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
@@ -79,9 +80,9 @@ pub async fn sign_in(State(app): State<App>, body: Body) -> Result<(StatusCode, 
     Ok((StatusCode::CREATED, Json(IssuedKey { api_key, key_id, scopes })))
 }
 
-async fn wallet_caller(app: &App, headers: &HeaderMap) -> Result<String, RelayError> {
-    // Managing keys needs the `keys` scope, which only a sign-in that asked for it grants.
-    let caller = app.keys.check(headers, "keys").await?;
+/// The signed-in wallet managing its keys (the `keys` scope, which only a sign-in that asked for
+/// it grants).
+fn signed_in(caller: Caller) -> Result<String, RelayError> {
     caller.wallet.ok_or_else(|| RelayError::Forbidden("operator keys from configuration have no wallet".into()))
 }
 
@@ -105,8 +106,11 @@ pub struct KeyList {
     security(("ApiKey" = [])),
     responses((status = 200, body = KeyList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
-pub async fn list_keys(State(app): State<App>, headers: HeaderMap) -> Result<Json<KeyList>, RelayError> {
-    let wallet = wallet_caller(&app, &headers).await?;
+pub async fn list_keys(
+    State(app): State<App>,
+    Authorized { caller, .. }: Authorized<Keys>,
+) -> Result<Json<KeyList>, RelayError> {
+    let wallet = signed_in(caller)?;
     let keys = sign_in::list(&app.store, &wallet)
         .await?
         .into_iter()
@@ -129,10 +133,10 @@ pub struct Revoked {
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn revoke_key(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Keys>,
     Path(id): Path<String>,
 ) -> Result<Json<Revoked>, RelayError> {
-    let wallet = wallet_caller(&app, &headers).await?;
+    let wallet = signed_in(caller)?;
     sign_in::revoke(&app.store, &wallet, &id, crate::unix_now()).await?;
     Ok(Json(Revoked { key_id: id, revoked: true }))
 }
@@ -151,10 +155,10 @@ pub struct Rotated {
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn rotate_key(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Keys>,
     Path(id): Path<String>,
 ) -> Result<Json<Rotated>, RelayError> {
-    let wallet = wallet_caller(&app, &headers).await?;
+    let wallet = signed_in(caller)?;
     let api_key = sign_in::rotate(&app.store, &wallet, &id).await?;
     Ok(Json(Rotated { api_key, key_id: id }))
 }

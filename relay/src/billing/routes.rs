@@ -3,10 +3,10 @@
 
 use axum::Json;
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
 
 use super::balances::{self, UsageRow};
+use crate::accounts::keys::{Account, Authorized};
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
@@ -29,8 +29,11 @@ pub struct Balances {
     security(("ApiKey" = [])),
     responses((status = 200, body = Balances), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
-pub async fn balance(State(app): State<App>, headers: HeaderMap) -> Result<Json<Balances>, RelayError> {
-    let key_id = app.keys.check(&headers, "account").await?.key_id;
+pub async fn balance(
+    State(app): State<App>,
+    Authorized { caller, .. }: Authorized<Account>,
+) -> Result<Json<Balances>, RelayError> {
+    let key_id = caller.key_id;
     let balances = balances::balances(&app.store, &key_id)
         .await?
         .into_iter()
@@ -64,10 +67,10 @@ pub struct UsagePage {
               (status = 403, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn usage(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Account>,
     Query(query): Query<UsageQuery>,
 ) -> Result<Json<UsagePage>, RelayError> {
-    let key_id = app.keys.check(&headers, "account").await?.key_id;
+    let key_id = caller.key_id;
     let bad_limit = || RelayError::BadRequest("limit must be an integer between 1 and 200".into());
     let limit: i64 = match query.limit.as_deref() {
         None => 50,

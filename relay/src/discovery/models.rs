@@ -3,10 +3,10 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use serde::Serialize;
 use shared::catalog::{self, CATALOG, PROVIDER};
 
+use crate::accounts::keys::{Account, Authorized};
 use crate::billing::metering::CALL_CURRENCY;
 use crate::http::error::RelayError;
 use crate::state::App;
@@ -39,8 +39,7 @@ pub struct Price {
     security(("ApiKey" = [])),
     responses((status = 200, body = ModelList), (status = 401, body = crate::http::error::ErrorBody),
               (status = 403, body = crate::http::error::ErrorBody), (status = "default", body = crate::http::error::ErrorBody)))]
-pub async fn handle(State(app): State<App>, headers: HeaderMap) -> Result<Json<ModelList>, RelayError> {
-    app.keys.check(&headers, "account").await?;
+pub async fn handle(State(app): State<App>, _: Authorized<Account>) -> Result<Json<ModelList>, RelayError> {
     let data = CATALOG
         .iter()
         .filter(|m| m.listed)

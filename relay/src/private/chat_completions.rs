@@ -5,7 +5,6 @@
 use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use shared::catalog::{self, PROVIDER};
 use shared::receipt::Receipt;
@@ -14,6 +13,7 @@ use shared::wire::{
 };
 
 use super::{Call, EnclaveRoute, SealedRequest};
+use crate::accounts::keys::{Authorized, Chat};
 use crate::billing::metering::{BillingReport, Payer, Price};
 use crate::http::body;
 use crate::http::error::{ErrorBody, RelayError};
@@ -70,10 +70,9 @@ pub struct SealedChatCompletion {
               (status = "default", body = ErrorBody)))]
 pub async fn handle(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Chat>,
     body: Body,
 ) -> Result<Json<SealedChatCompletion>, RelayError> {
-    let caller = app.keys.check(&headers, "chat").await?;
     let request = parse(&body::read(body, body::MAX_PRIVATE_BODY).await?)?;
     let model = request.model().to_string();
     let per_million =

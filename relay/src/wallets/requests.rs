@@ -10,11 +10,11 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 
+use crate::accounts::keys::{Authorized, Swap};
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 use crate::store::{Store, StoreError};
@@ -119,10 +119,10 @@ pub async fn earlier(
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn get(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Swap>,
     Path((id, nonce)): Path<(String, String)>,
 ) -> Result<Json<KeptRequest>, RelayError> {
-    let key_id = app.keys.check(&headers, "swap").await?.key_id;
+    let key_id = caller.key_id;
     let wallet = super::routes::owned(&app, &key_id, &id).await?;
     let kept = find(&app.store, &wallet.id, &nonce).await?.ok_or(RelayError::NotFound("no request with this nonce"))?;
     Ok(Json(kept))

@@ -17,6 +17,7 @@ use super::records::{self, Operation, Wallet, WalletAuditEntry};
 use super::requests;
 use super::webhooks::{self, WebhookDelivery, WebhookMessage};
 use super::{fund, now_ms};
+use crate::accounts::keys::{Authorized, Swap};
 use crate::http::body;
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
@@ -127,11 +128,6 @@ pub struct FundIntentBody {
     payer_pubkey: String,
 }
 
-/// The caller's key id (scope `swap`).
-async fn caller(app: &App, headers: &HeaderMap) -> Result<String, RelayError> {
-    Ok(app.keys.check(headers, "swap").await?.key_id)
-}
-
 /// The wallet `id` of `key_id`: 404 for none, 403 for another account's.
 pub(super) async fn owned(app: &App, key_id: &str, id: &str) -> Result<Wallet, RelayError> {
     let id = shared::swap::parse_uuid(id)
@@ -151,10 +147,10 @@ pub(super) async fn owned(app: &App, key_id: &str, id: &str) -> Result<Wallet, R
               (status = 403, body = ErrorBody), (status = 501, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn create(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Swap>,
     body: Body,
 ) -> Result<(StatusCode, Json<WalletCreated>), RelayError> {
-    let key_id = caller(&app, &headers).await?;
+    let key_id = caller.key_id;
     let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, "{webhookUrl, ownerPubkey}")?;
     fields.require(&["webhookUrl"])?;
     let agents = crate::swaps::agents(&app)?;
@@ -222,10 +218,10 @@ pub async fn create(
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn certificate(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Swap>,
     Path(id): Path<String>,
 ) -> Result<Json<shared::privacy::WalletCertificate>, RelayError> {
-    let key_id = caller(&app, &headers).await?;
+    let key_id = caller.key_id;
     let wallet = owned(&app, &key_id, &id).await?;
     let object = crate::enclaves::objects::load(&app.store, &wallet.object_id).await?.ok_or(RelayError::Internal)?;
     let request = shared::privacy::PrivacyRequest::Certificate { wallet: object.blob };
@@ -242,11 +238,11 @@ pub async fn certificate(
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn fund_intent(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Swap>,
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<WalletFundIntent>, RelayError> {
-    let key_id = caller(&app, &headers).await?;
+    let key_id = caller.key_id;
     let wallet = owned(&app, &key_id, &id).await?;
     let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, "{mint, amount, payerPubkey}")?;
     fields.require(&["mint", "amount", "payerPubkey"])?;
@@ -290,11 +286,11 @@ pub async fn fund_intent(
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn balance(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Swap>,
     Path(id): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WalletBalances>, RelayError> {
-    let key_id = caller(&app, &headers).await?;
+    let key_id = caller.key_id;
     let wallet = owned(&app, &key_id, &id).await?;
     let fields = Fields::from_query(query);
     fields.require(&["mints"])?;
@@ -362,11 +358,11 @@ fn page(query: &HashMap<String, String>) -> Result<(i64, i64), RelayError> {
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn audit(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Swap>,
     Path(id): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WalletAuditPage>, RelayError> {
-    let key_id = caller(&app, &headers).await?;
+    let key_id = caller.key_id;
     let wallet = owned(&app, &key_id, &id).await?;
     let (limit, offset) = page(&query)?;
     // One more than asked says whether a next page exists.
@@ -385,11 +381,11 @@ pub async fn audit(
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn deliveries(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Swap>,
     Path(id): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WebhookDeliveryLog>, RelayError> {
-    let key_id = caller(&app, &headers).await?;
+    let key_id = caller.key_id;
     let wallet = owned(&app, &key_id, &id).await?;
     let (limit, _) = page(&query)?;
     let (messages, deliveries) = webhooks::log(&app.store, &wallet.id, limit).await?;
@@ -534,11 +530,12 @@ fn money_fields(
               (status = "default", body = ErrorBody)))]
 pub async fn encrypt(
     State(app): State<App>,
+    Authorized { caller, .. }: Authorized<Swap>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
-    let key_id = caller(&app, &headers).await?;
+    let key_id = caller.key_id;
     let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
@@ -575,11 +572,12 @@ fn started(earlier: &serde_json::Value) -> Result<Json<WalletSessionStarted>, Re
               (status = 409, body = ErrorBody), (status = 429, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn swap(
     State(app): State<App>,
+    Authorized { caller, .. }: Authorized<Swap>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
-    let who = app.keys.check(&headers, "swap").await?;
+    let who = caller;
     let wallet = owned(&app, &who.key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
@@ -626,11 +624,12 @@ pub async fn swap(
               (status = "default", body = ErrorBody)))]
 pub async fn shield(
     State(app): State<App>,
+    Authorized { caller, .. }: Authorized<Swap>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
-    let key_id = caller(&app, &headers).await?;
+    let key_id = caller.key_id;
     let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
@@ -674,11 +673,12 @@ pub async fn shield(
               (status = "default", body = ErrorBody)))]
 pub async fn withdraw(
     State(app): State<App>,
+    Authorized { caller, .. }: Authorized<Swap>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<WalletWithdrawn>, RelayError> {
-    let key_id = caller(&app, &headers).await?;
+    let key_id = caller.key_id;
     let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;

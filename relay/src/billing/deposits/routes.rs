@@ -4,11 +4,11 @@ use std::collections::HashMap;
 
 use axum::Json;
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
 use serde::Serialize;
 
 use super::addresses;
 use super::records::{self, DepositRecord};
+use crate::accounts::keys::{Account, Authorized};
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
@@ -53,8 +53,11 @@ fn enabled(app: &App) -> Result<(), RelayError> {
     security(("ApiKey" = [])),
     responses((status = 200, body = DepositAddress), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, description = "Deposits are not configured", body = ErrorBody), (status = "default", body = ErrorBody)))]
-pub async fn address(State(app): State<App>, headers: HeaderMap) -> Result<Json<DepositAddress>, RelayError> {
-    let key_id = app.keys.check(&headers, "account").await?.key_id;
+pub async fn address(
+    State(app): State<App>,
+    Authorized { caller, .. }: Authorized<Account>,
+) -> Result<Json<DepositAddress>, RelayError> {
+    let key_id = caller.key_id;
     enabled(&app)?;
     let owner = addresses::owner_of(&app, &key_id).await?;
     let owner_address = shared::address::Address::parse(&owner).ok_or(RelayError::Internal)?;
@@ -80,10 +83,10 @@ pub async fn address(State(app): State<App>, headers: HeaderMap) -> Result<Json<
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn list(
     State(app): State<App>,
-    headers: HeaderMap,
+    Authorized { caller, .. }: Authorized<Account>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<DepositList>, RelayError> {
-    let key_id = app.keys.check(&headers, "account").await?.key_id;
+    let key_id = caller.key_id;
     enabled(&app)?;
     let limit = match query.get("limit") {
         None => 50,
