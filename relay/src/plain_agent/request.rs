@@ -11,35 +11,94 @@ fn invalid(code: &'static str, message: impl Into<String>) -> RelayError {
     RelayError::input(code, message)
 }
 
-/// The body `parse` reads (contract §2.2), as the OpenAPI document shows it. Parsing is done
-/// field by field so each fault gets its own code.
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema: `parse` reads the fields one by one.
+/// The `/agent` request (contract §2.2).
+// What the OpenAPI document shows is what `parse` reads first: each field's type checked with
+// its own code, then the rules between fields.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
 pub struct AgentBody {
     /// The question (plaintext path); empty beside `encryptedPrompt`.
-    prompt: Option<String>,
+    pub prompt: Option<String>,
     /// The prompt envelope JSON, sealed to the attested key (encrypted mode).
-    encrypted_prompt: Option<String>,
+    pub encrypted_prompt: Option<String>,
     /// A catalog model id (default `gpt-oss:20b`).
-    model: Option<String>,
+    pub model: Option<String>,
     /// Tools on (default) or one plain completion.
-    use_tools: Option<bool>,
+    pub use_tools: Option<bool>,
     /// Keep history under this id (plaintext only): 1–128 of `A–Z a–z 0–9 - _ . :`.
-    chat_id: Option<String>,
+    pub chat_id: Option<String>,
     /// `braid` (or its older name `serv`): guided reasoning.
-    reasoning: Option<String>,
-    braid_options: Option<BraidOptionsBody>,
+    pub reasoning: Option<String>,
+    pub braid_options: Option<BraidOptionsBody>,
 }
 
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
 pub struct BraidOptionsBody {
-    include_trace: Option<bool>,
+    pub include_trace: Option<bool>,
     /// A plan id: `comparison`, `defi-analysis`, `general-research`, `market-overview`,
     /// `token-research`, `wallet-analysis`.
-    force_grd_id: Option<String>,
+    pub force_grd_id: Option<String>,
+}
+
+impl AgentBody {
+    /// Each field's JSON type; `null` is absent.
+    fn read(body: &[u8]) -> Result<Self, RelayError> {
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|_| invalid(codes::INVALID_FIELD, "the body must be a JSON object"))?;
+        let Value::Object(fields) = value else {
+            return Err(invalid(codes::INVALID_FIELD, "the body must be a JSON object"));
+        };
+        Ok(AgentBody {
+            model: opt_string(&fields, "model")?,
+            use_tools: opt_bool(&fields, "useTools")?,
+            chat_id: opt_string(&fields, "chatId")?,
+            reasoning: opt_string(&fields, "reasoning")?,
+            braid_options: BraidOptionsBody::read(fields.get("braidOptions"))?,
+            encrypted_prompt: opt_string(&fields, "encryptedPrompt")?,
+            prompt: opt_string(&fields, "prompt")?,
+        })
+    }
+}
+
+impl BraidOptionsBody {
+    fn read(value: Option<&Value>) -> Result<Option<Self>, RelayError> {
+        let bad = |m: String| invalid(codes::INVALID_BRAID_OPTIONS, m);
+        let fields = match value {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(f)) => f,
+            Some(_) => return Err(bad("`braidOptions` must be an object".into())),
+        };
+        if let Some(unknown) = fields.keys().find(|k| !["includeTrace", "forceGrdId"].contains(&k.as_str())) {
+            return Err(bad(format!(
+                "`braidOptions.{}` is not an option",
+                unknown.chars().take(40).collect::<String>()
+            )));
+        }
+        let include_trace = match fields.get("includeTrace") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(bad("`braidOptions.includeTrace` must be a boolean".into())),
+        };
+        let force_grd_id = match fields.get("forceGrdId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => Some(id.clone()),
+            Some(_) => return Err(bad("`braidOptions.forceGrdId` must be a string".into())),
+        };
+        Ok(Some(BraidOptionsBody { include_trace, force_grd_id }))
+    }
+
+    /// The options, with a plan that exists.
+    fn check(self) -> Result<BraidOptions, RelayError> {
+        if let Some(id) = &self.force_grd_id
+            && relay_tools::braid::plan(id).is_none()
+        {
+            let ids: Vec<&str> = relay_tools::braid::plan_ids().collect();
+            let message = format!("`braidOptions.forceGrdId` must be one of {}", ids.join(", "));
+            return Err(invalid(codes::INVALID_BRAID_OPTIONS, message));
+        }
+        Ok(BraidOptions { include_trace: self.include_trace.unwrap_or(false), force_grd_id: self.force_grd_id })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -82,65 +141,57 @@ impl AgentRequest {
 
 /// Parses and checks a body. `model` comes back as a catalog id (prefixes and aliases resolved).
 pub fn parse(body: &[u8]) -> Result<AgentRequest, RelayError> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|_| invalid(codes::INVALID_FIELD, "the body must be a JSON object"))?;
-    let Value::Object(fields) = value else {
-        return Err(invalid(codes::INVALID_FIELD, "the body must be a JSON object"));
-    };
-    let model = match opt_string(&fields, "model")? {
+    let body = AgentBody::read(body)?;
+    let model = match body.model {
         Some(m) if m.trim().is_empty() => return Err(invalid(codes::INVALID_FIELD, "`model` must not be empty")),
         Some(m) => shared::catalog::resolve(m.trim()),
         None => shared::catalog::DEFAULT_MODEL.to_string(),
     };
-    let use_tools = opt_bool(&fields, "useTools")?.unwrap_or(true);
-    let chat_id = opt_string(&fields, "chatId")?.map(str::to_string);
-    if let Some(id) = &chat_id
+    let use_tools = body.use_tools.unwrap_or(true);
+    if let Some(id) = &body.chat_id
         && !super::chats::valid_chat_id(id)
     {
         return Err(invalid(codes::INVALID_FIELD, "`chatId` must be 1–128 characters of A–Z a–z 0–9 - _ . :"));
     }
-    let braid = match opt_string(&fields, "reasoning")? {
+    let braid = match body.reasoning.as_deref() {
         None => false,
         // SERV is BRAID's older name (contract §9.5).
         Some("braid" | "serv") => true,
         Some(_) => return Err(invalid(codes::UNKNOWN_REASONING, "`reasoning` accepts only \"braid\" (or \"serv\")")),
     };
-    let braid_options = braid_options(fields.get("braidOptions"))?;
+    let braid_options = body.braid_options.map(BraidOptionsBody::check).transpose()?.unwrap_or_default();
 
-    if let Some(envelope) = opt_string(&fields, "encryptedPrompt")? {
+    if let Some(encrypted_prompt) = body.encrypted_prompt {
         // Clients following the contract (§2.2: `prompt` required) send an empty one beside
         // the envelope; any other prompt would mean the relay saw plaintext.
-        if fields.get("prompt").is_some_and(|p| !p.is_null() && p.as_str() != Some("")) {
+        if body.prompt.is_some_and(|p| !p.is_empty()) {
             return Err(invalid(
                 codes::INVALID_FIELD,
                 "send an empty `prompt` with `encryptedPrompt`, never the prompt itself",
             ));
         }
-        if braid || chat_id.is_some() {
+        if braid || body.chat_id.is_some() {
             return Err(invalid(
                 codes::INVALID_FIELD,
                 "`reasoning` and `chatId` need the plaintext prompt; they are not available in encrypted mode",
             ));
         }
-        return Ok(AgentRequest::Encrypted { encrypted_prompt: envelope.to_string(), model });
+        return Ok(AgentRequest::Encrypted { encrypted_prompt, model });
     }
 
-    let prompt = match fields.get("prompt") {
-        None | Some(Value::Null) => return Err(invalid(codes::MISSING_PROMPT, "`prompt` is required")),
-        Some(Value::String(p)) if p.trim().is_empty() => {
-            return Err(invalid(codes::MISSING_PROMPT, "`prompt` must not be empty"));
-        }
-        Some(Value::String(p)) => p.clone(),
-        Some(_) => return Err(invalid(codes::INVALID_FIELD, "`prompt` must be a string")),
+    let prompt = match body.prompt {
+        None => return Err(invalid(codes::MISSING_PROMPT, "`prompt` is required")),
+        Some(p) if p.trim().is_empty() => return Err(invalid(codes::MISSING_PROMPT, "`prompt` must not be empty")),
+        Some(p) => p,
     };
     let path = if braid { Path::Braid(braid_options) } else { Path::ToolLoop { use_tools } };
-    Ok(AgentRequest::Plain { prompt, model, chat_id, path })
+    Ok(AgentRequest::Plain { prompt, model, chat_id: body.chat_id, path })
 }
 
-fn opt_string<'a>(fields: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, RelayError> {
+fn opt_string(fields: &Map<String, Value>, key: &str) -> Result<Option<String>, RelayError> {
     match fields.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(_) => Err(invalid(codes::INVALID_FIELD, format!("`{key}` must be a string"))),
     }
 }
@@ -151,33 +202,6 @@ fn opt_bool(fields: &Map<String, Value>, key: &str) -> Result<Option<bool>, Rela
         Some(Value::Bool(b)) => Ok(Some(*b)),
         Some(_) => Err(invalid(codes::INVALID_FIELD, format!("`{key}` must be a boolean"))),
     }
-}
-
-fn braid_options(value: Option<&Value>) -> Result<BraidOptions, RelayError> {
-    let bad = |m: String| invalid(codes::INVALID_BRAID_OPTIONS, m);
-    let fields = match value {
-        None | Some(Value::Null) => return Ok(BraidOptions::default()),
-        Some(Value::Object(f)) => f,
-        Some(_) => return Err(bad("`braidOptions` must be an object".into())),
-    };
-    if let Some(unknown) = fields.keys().find(|k| !["includeTrace", "forceGrdId"].contains(&k.as_str())) {
-        return Err(bad(format!("`braidOptions.{}` is not an option", unknown.chars().take(40).collect::<String>())));
-    }
-    let include_trace = match fields.get("includeTrace") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(bad("`braidOptions.includeTrace` must be a boolean".into())),
-    };
-    let force_grd_id = match fields.get("forceGrdId") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(id)) if relay_tools::braid::plan(id).is_some() => Some(id.clone()),
-        Some(Value::String(_)) => {
-            let ids: Vec<&str> = relay_tools::braid::plan_ids().collect();
-            return Err(bad(format!("`braidOptions.forceGrdId` must be one of {}", ids.join(", "))));
-        }
-        Some(_) => return Err(bad("`braidOptions.forceGrdId` must be a string".into())),
-    };
-    Ok(BraidOptions { include_trace, force_grd_id })
 }
 
 #[cfg(test)]

@@ -16,11 +16,12 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use chain::Chain;
 use serde::Serialize;
+use shared::address::Address;
 use shared::solana::token;
 use shared::swap::{OneshotStart, SessionTerms, StepRequest, funding};
 use shared::wire::codes;
 
-use super::params::{self, Fields};
+use super::params::{self, Fields, FromFields};
 use super::quote::{self, Pair};
 use super::sessions::{self, FundingRefused, Session, state};
 use super::{Agents, buckets, enclave};
@@ -42,38 +43,62 @@ pub struct Running {
     pub estimated_seconds: u64,
 }
 
-/// The start request (contract §4.3), as the OpenAPI document shows it (read field by field).
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[schema(example = json!({
+/// The start request (contract §4.3).
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase", example = json!({
     "payerPubkey": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin", "fromMint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
     "toMint": "So11111111111111111111111111111111111111112", "amount": "10000000",
     "destinationPubkey": "J1uu1RsZxECfBaj7v8CFpdzHUrXSsGJbxkrd2aq9fAaQ", "slippageBps": 50}))]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema.
 pub struct OneshotBody {
     /// The wallet that signs the funding (base58).
-    payer_pubkey: String,
-    from_mint: String,
-    to_mint: String,
+    #[schema(value_type = String)]
+    pub payer_pubkey: Address,
+    #[schema(value_type = String)]
+    pub from_mint: Address,
+    #[schema(value_type = String)]
+    pub to_mint: Address,
     /// Base units of the input.
-    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
-    amount: String,
+    #[schema(value_type = String, pattern = "^[1-9][0-9]{0,19}$")]
+    pub amount: u64,
     /// A fresh wallet for the output; not the payer.
-    destination_pubkey: String,
+    #[schema(value_type = String)]
+    pub destination_pubkey: Address,
     #[schema(maximum = 10000)]
-    slippage_bps: Option<u16>,
+    pub slippage_bps: Option<u16>,
+}
+
+impl FromFields for OneshotBody {
+    const SHAPE: &'static str = "{payerPubkey, fromMint, toMint, amount, destinationPubkey, slippageBps}";
+    const REQUIRED: &'static [&'static str] = &["payerPubkey", "fromMint", "toMint", "amount", "destinationPubkey"];
+
+    fn from_fields(f: &Fields) -> Result<Self, RelayError> {
+        Ok(OneshotBody {
+            from_mint: f.mint("fromMint")?,
+            to_mint: f.mint("toMint")?,
+            amount: f.amount("amount")?,
+            slippage_bps: f.bps("slippageBps")?,
+            payer_pubkey: f.pubkey("payerPubkey")?,
+            destination_pubkey: f.pubkey("destinationPubkey")?,
+        })
+    }
 }
 
 /// The execute request.
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
 pub struct ExecuteBody {
     /// The signature of the broadcast funding transaction (base58 of 64 bytes).
-    funding_tx_sig: String,
+    pub funding_tx_sig: String,
 }
 
-const START_SHAPE: &str = "{payerPubkey, fromMint, toMint, amount, destinationPubkey, slippageBps}";
+impl FromFields for ExecuteBody {
+    const SHAPE: &'static str = "{fundingTxSig}";
+    const REQUIRED: &'static [&'static str] = &["fundingTxSig"];
+
+    fn from_fields(f: &Fields) -> Result<Self, RelayError> {
+        Ok(ExecuteBody { funding_tx_sig: f.signature("fundingTxSig")? })
+    }
+}
 
 #[utoipa::path(post, path = "/agents/v1/swaps/oneshot", tag = "agents",
     summary = "Start a one-shot private swap (Mode B, contract §2.8): the enclave's session key and signed commitment, the funding transaction",
@@ -90,12 +115,10 @@ pub async fn start(State(app): State<App>, headers: HeaderMap, body: Body) -> Re
 }
 
 async fn start_session(app: &App, headers: &HeaderMap, body: Body) -> Result<Response, RelayError> {
-    let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, START_SHAPE)?;
-    fields.require(&["payerPubkey", "fromMint", "toMint", "amount", "destinationPubkey"])?;
+    let asked: OneshotBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
     let agents = super::agents(app)?;
-    let pair = Pair::read(&fields, agents)?;
-    let payer = fields.pubkey("payerPubkey")?;
-    let destination = fields.pubkey("destinationPubkey")?;
+    let pair = Pair::check(agents, asked.from_mint, asked.to_mint, asked.amount, asked.slippage_bps)?;
+    let (payer, destination) = (asked.payer_pubkey, asked.destination_pubkey);
     if destination == payer {
         return Err(RelayError::input(
             codes::INVALID_FIELD,
@@ -244,11 +267,10 @@ pub async fn execute(State(app): State<App>, Path(id): Path<String>, body: Body)
 }
 
 async fn execute_session(app: &App, id: &str, body: Body) -> Result<Running, RelayError> {
-    let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, "{fundingTxSig}")?;
-    fields.require(&["fundingTxSig"])?;
+    let asked: ExecuteBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
     let agents = super::agents(app)?;
     let id = params::session_id(id)?;
-    let signature = fields.signature("fundingTxSig")?;
+    let signature = asked.funding_tx_sig;
     let running =
         Running { session_id: id.clone(), status: "running", estimated_seconds: agents.config.expected_seconds };
     let session = sessions::get(&app.store, &id).await?.ok_or(RelayError::NotFound("no such session"))?;

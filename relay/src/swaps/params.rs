@@ -10,6 +10,17 @@ use shared::wire::codes;
 
 use crate::http::error::RelayError;
 
+/// A request body read through [`Fields`]: one struct is both what the OpenAPI document shows
+/// and what the handler gets, each field checked with its own code.
+pub trait FromFields: Sized {
+    /// The body's shape, named when it is not a JSON object.
+    const SHAPE: &'static str;
+    /// Every one of these that is missing is named in one `missing_required_fields`, before any
+    /// field is checked.
+    const REQUIRED: &'static [&'static str];
+    fn from_fields(fields: &Fields) -> Result<Self, RelayError>;
+}
+
 /// Named fields of a query string or a JSON body, as text.
 pub struct Fields {
     values: HashMap<String, String>,
@@ -38,6 +49,13 @@ impl Fields {
         Ok(Fields { values })
     }
 
+    /// Reads `bytes` as the body `T`.
+    pub fn parse<T: FromFields>(bytes: &[u8]) -> Result<T, RelayError> {
+        let fields = Fields::from_body(bytes, T::SHAPE)?;
+        fields.require(T::REQUIRED)?;
+        T::from_fields(&fields)
+    }
+
     /// Refuses with every one of `names` that is absent or empty.
     pub fn require(&self, names: &[&'static str]) -> Result<(), RelayError> {
         let missing: Vec<&'static str> = names.iter().copied().filter(|n| self.get(n).is_none()).collect();
@@ -50,6 +68,16 @@ impl Fields {
 
     fn required(&self, name: &'static str) -> Result<&str, RelayError> {
         self.get(name).ok_or(RelayError::MissingFields(vec![name]))
+    }
+
+    /// A required field as it was sent.
+    pub fn text(&self, name: &'static str) -> Result<String, RelayError> {
+        self.required(name).map(str::to_string)
+    }
+
+    /// A wallet address (base58 of 32 bytes) when the field is present.
+    pub fn optional_pubkey(&self, name: &'static str) -> Result<Option<Address>, RelayError> {
+        self.get(name).map(|_| self.pubkey(name)).transpose()
     }
 
     /// A mint address (base58 of 32 bytes).
@@ -78,11 +106,11 @@ impl Fields {
         }
     }
 
-    /// Basis points, 0 to 10000; `default` when absent.
-    pub fn bps(&self, name: &'static str, default: u16) -> Result<u16, RelayError> {
+    /// Basis points, 0 to 10000; `None` when absent.
+    pub fn bps(&self, name: &'static str) -> Result<Option<u16>, RelayError> {
         match self.get(name) {
-            None => Ok(default),
-            Some(text) => text.parse::<u16>().ok().filter(|b| *b <= 10_000).ok_or_else(|| {
+            None => Ok(None),
+            Some(text) => text.parse::<u16>().ok().filter(|b| *b <= 10_000).map(Some).ok_or_else(|| {
                 RelayError::input(codes::INVALID_FIELD, format!("`{name}` must be an integer from 0 to 10000"))
             }),
         }
@@ -130,8 +158,8 @@ mod tests {
         assert_eq!(code(f.amount("b")), "invalid_amount");
         assert_eq!(f.amount("c").unwrap(), 12);
         assert_eq!(f.mint("m").unwrap_err().status_and_code().1, "invalid_mint");
-        assert_eq!(f.bps("s", 50).unwrap_err().status_and_code().1, "invalid_field");
-        assert_eq!(f.bps("absent", 50).unwrap(), 50);
+        assert_eq!(f.bps("s").unwrap_err().status_and_code().1, "invalid_field");
+        assert_eq!(f.bps("absent").unwrap(), None);
         assert_eq!(f.signature("g").unwrap_err().status_and_code().1, "invalid_field");
         assert!(Fields::from_body(br#"{"x": [1]}"#, "{}").is_err());
     }

@@ -61,7 +61,20 @@ impl Pair {
     pub fn read(fields: &Fields, agents: &Agents) -> Result<Self, RelayError> {
         let (from_mint, to_mint) = (fields.mint("fromMint")?, fields.mint("toMint")?);
         let amount = fields.amount("amount")?;
-        let slippage_bps = fields.bps("slippageBps", agents.config.default_slippage_bps)?;
+        let slippage_bps = fields.bps("slippageBps")?;
+        Pair::check(agents, from_mint, to_mint, amount, slippage_bps)
+    }
+
+    /// Both mints swapped here and different, the amount within the input's bounds; the
+    /// configured slippage unless one was asked for.
+    pub fn check(
+        agents: &Agents,
+        from_mint: Address,
+        to_mint: Address,
+        amount: u64,
+        slippage_bps: Option<u16>,
+    ) -> Result<Self, RelayError> {
+        let slippage_bps = slippage_bps.unwrap_or(agents.config.default_slippage_bps);
         let from = agents.mint("fromMint", &from_mint)?;
         agents.mint("toMint", &to_mint)?;
         if from_mint == to_mint {

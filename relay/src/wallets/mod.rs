@@ -9,6 +9,7 @@
 //! every route of it answers 403 to any other account.
 
 pub mod backend;
+pub mod bodies;
 pub mod config;
 pub mod fund;
 pub mod private;

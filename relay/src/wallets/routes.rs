@@ -13,6 +13,7 @@ use serde_json::json;
 use shared::address::Address;
 use shared::wire::codes;
 
+use super::bodies::{CreateWalletBody, EncryptBody, FundIntentBody, ManagedSwapBody, ShieldBody, WithdrawBody};
 use super::records::{self, Operation, Wallet, WalletAuditEntry};
 use super::requests;
 use super::webhooks::{self, WebhookDelivery, WebhookMessage};
@@ -22,6 +23,7 @@ use crate::http::body;
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 use crate::swaps::params::Fields;
+use crate::swaps::quote::Pair;
 
 /// Most mints one balance call reads.
 const MAX_MINTS: usize = 20;
@@ -98,36 +100,6 @@ pub struct WebhookDeliveryLog {
     pub deliveries: Vec<WebhookDelivery>,
 }
 
-/// The create request, as the OpenAPI document shows it (read field by field).
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[schema(example = json!({"webhookUrl": "https://agent.example/hooks/svc"}))]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema.
-pub struct CreateWalletBody {
-    /// Where the wallet's events are POSTed (Standard Webhooks); a public http(s) URL.
-    webhook_url: String,
-    /// The owner's ed25519 public key (base58). Sealed with the wallet's key: every request
-    /// that moves the wallet's funds must then carry the owner's signature, which the enclave
-    /// checks (docs/wallets.md).
-    owner_pubkey: Option<String>,
-}
-
-/// The fund-intent request.
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
-                          "payerPubkey": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}))]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema.
-pub struct FundIntentBody {
-    /// A mint the service lists.
-    mint: String,
-    /// Base units.
-    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
-    amount: String,
-    /// The wallet that signs and pays (base58).
-    payer_pubkey: String,
-}
-
 /// The wallet `id` of `key_id`: 404 for none, 403 for another account's.
 pub(super) async fn owned(app: &App, key_id: &str, id: &str) -> Result<Wallet, RelayError> {
     let id = shared::swap::parse_uuid(id)
@@ -151,14 +123,10 @@ pub async fn create(
     body: Body,
 ) -> Result<(StatusCode, Json<WalletCreated>), RelayError> {
     let key_id = caller.key_id;
-    let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, "{webhookUrl, ownerPubkey}")?;
-    fields.require(&["webhookUrl"])?;
+    let asked: CreateWalletBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
     let agents = crate::swaps::agents(&app)?;
-    let owner_pubkey = match fields.get("ownerPubkey") {
-        Some(_) => Some(fields.pubkey("ownerPubkey")?.to_string()),
-        None => None,
-    };
-    let webhook_url = agents.wallets.check_url(fields.get("webhookUrl").unwrap_or_default()).await?;
+    let owner_pubkey = asked.owner_pubkey.map(|owner| owner.to_string());
+    let webhook_url = agents.wallets.check_url(&asked.webhook_url).await?;
     let wallet_id = crate::ids::new_uuid();
     // The enclave seals the key with the wallet id and owner: it checks owner signatures
     // against what it sealed, never against what a relay says.
@@ -244,13 +212,10 @@ pub async fn fund_intent(
 ) -> Result<Json<WalletFundIntent>, RelayError> {
     let key_id = caller.key_id;
     let wallet = owned(&app, &key_id, &id).await?;
-    let fields = Fields::from_body(&body::read(body, body::MAX_SMALL_BODY).await?, "{mint, amount, payerPubkey}")?;
-    fields.require(&["mint", "amount", "payerPubkey"])?;
+    let asked: FundIntentBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
     let agents = crate::swaps::agents(&app)?;
-    let mint = fields.mint("mint")?;
+    let FundIntentBody { mint, amount, payer_pubkey: payer } = asked;
     let decimals = agents.mint("mint", &mint)?.decimals;
-    let amount = fields.amount("amount")?;
-    let payer = fields.pubkey("payerPubkey")?;
     let to = Address::parse(&wallet.address).ok_or(RelayError::Internal)?;
     if payer == to {
         return Err(RelayError::input(codes::INVALID_FIELD, "`payerPubkey` is the wallet itself"));
@@ -418,65 +383,6 @@ pub struct WalletWithdrawn {
     pub order: shared::privacy::WithdrawalOrder,
 }
 
-/// The encrypt request.
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000"}))]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema.
-pub struct EncryptBody {
-    mint: String,
-    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
-    amount: String,
-}
-
-/// The managed swap request (contract §4.3).
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[schema(example = json!({"fromMint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
-                          "toMint": "So11111111111111111111111111111111111111112", "amount": "10000000",
-                          "destinationPubkey": "J1uu1RsZxECfBaj7v8CFpdzHUrXSsGJbxkrd2aq9fAaQ", "slippageBps": 50}))]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema.
-pub struct ManagedSwapBody {
-    from_mint: String,
-    to_mint: String,
-    /// Base units of the input, from the wallet's public balance.
-    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
-    amount: String,
-    /// Receives the output; not the wallet itself.
-    destination_pubkey: String,
-    /// The enclave's least output is its router quote less this (default 100).
-    #[schema(maximum = 10000)]
-    slippage_bps: Option<u16>,
-}
-
-/// The shield request.
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
-                          "destinationPubkey": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}))]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema.
-pub struct ShieldBody {
-    mint: String,
-    /// Base units: one of the mint's denominations (its `buckets`).
-    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
-    amount: String,
-    /// A fresh address: not the wallet.
-    destination_pubkey: String,
-}
-
-/// The withdraw request.
-#[derive(serde::Deserialize, utoipa::ToSchema)]
-#[schema(example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
-                          "destinationPubkey": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}))]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // A schema.
-pub struct WithdrawBody {
-    mint: String,
-    #[schema(pattern = "^[1-9][0-9]{0,19}$")]
-    amount: String,
-    destination_pubkey: String,
-}
-
 /// The owner's signature headers: all three or none (docs/wallets.md).
 fn owner_auth(headers: &HeaderMap) -> Result<Option<shared::privacy::OwnerAuth>, RelayError> {
     use shared::privacy::{OWNER_NONCE_HEADER, OWNER_SIGNATURE_HEADER, OWNER_TIMESTAMP_HEADER};
@@ -498,29 +404,6 @@ fn owner_auth(headers: &HeaderMap) -> Result<Option<shared::privacy::OwnerAuth>,
     }
 }
 
-/// The body of a fund-moving request, read twice: here for its codes, and by the enclave, which
-/// takes its fields from the same bytes.
-fn money_fields(
-    agents: &crate::swaps::Agents,
-    bytes: &[u8],
-    shape: &str,
-    destination: bool,
-) -> Result<(Address, u64), RelayError> {
-    let fields = Fields::from_body(bytes, shape)?;
-    let mut required = vec!["mint", "amount"];
-    if destination {
-        required.push("destinationPubkey");
-    }
-    fields.require(&required)?;
-    let mint = fields.mint("mint")?;
-    agents.mint("mint", &mint)?;
-    let amount = fields.amount("amount")?;
-    if destination {
-        fields.pubkey("destinationPubkey")?;
-    }
-    Ok((mint, amount))
-}
-
 #[utoipa::path(post, path = "/agents/v1/wallets/{id}/encrypt", tag = "agents",
     summary = "Move tokens from the wallet's public balance into its private (encrypted) balance: one transaction, a session to poll",
     security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
@@ -539,7 +422,8 @@ pub async fn encrypt(
     let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
-    let (mint, amount) = money_fields(agents, &bytes, "{mint, amount}", false)?;
+    let EncryptBody { mint, amount } = Fields::parse(&bytes)?;
+    agents.mint("mint", &mint)?;
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);
     if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "encrypt").await? {
@@ -581,10 +465,9 @@ pub async fn swap(
     let wallet = owned(&app, &who.key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
-    let fields = Fields::from_body(&bytes, "{fromMint, toMint, amount, destinationPubkey, slippageBps}")?;
-    fields.require(&["fromMint", "toMint", "amount", "destinationPubkey"])?;
-    let pair = crate::swaps::quote::Pair::read(&fields, agents)?;
-    if fields.pubkey("destinationPubkey")?.to_string() == wallet.address {
+    let asked: ManagedSwapBody = Fields::parse(&bytes)?;
+    let pair = Pair::check(agents, asked.from_mint, asked.to_mint, asked.amount, asked.slippage_bps)?;
+    if asked.destination_pubkey.to_string() == wallet.address {
         return Err(RelayError::input(codes::INVALID_FIELD, "`destinationPubkey` must not be the wallet itself"));
     }
     let auth = owner_auth(&headers)?;
@@ -633,15 +516,14 @@ pub async fn shield(
     let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
-    let shape = "{mint, amount, destinationPubkey}";
-    let (mint, amount) = money_fields(agents, &bytes, shape, true)?;
+    let ShieldBody { mint, amount, destination_pubkey } = Fields::parse(&bytes)?;
     let buckets = &agents.mint("mint", &mint)?.buckets;
     if !buckets.contains(&amount) {
         let listed: Vec<String> = buckets.iter().map(u64::to_string).collect();
         let message = format!("a shield moves one of the mint's denominations: {}", listed.join(", "));
         return Err(RelayError::input(codes::INVALID_AMOUNT, message));
     }
-    let destination = Fields::from_body(&bytes, shape)?.pubkey("destinationPubkey")?.to_string();
+    let destination = destination_pubkey.to_string();
     if destination == wallet.address {
         return Err(RelayError::input(
             codes::INVALID_FIELD,
@@ -682,7 +564,8 @@ pub async fn withdraw(
     let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
-    money_fields(agents, &bytes, "{mint, amount, destinationPubkey}", true)?;
+    let asked: WithdrawBody = Fields::parse(&bytes)?;
+    agents.mint("mint", &asked.mint)?;
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);
     if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "withdraw").await? {
