@@ -4,13 +4,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use relay::accounts::ApiKeys;
 use relay::config::RelayConfig;
 use relay::enclaves::EnclavePool;
-use relay::receipts::ledger_writer::LedgerWriter;
-use relay::receipts::{CommitLog, load_or_create_key};
+use relay::receipts::load_or_create_key;
 use relay::router::router;
-use relay::state::{AppState, Prices};
+use relay::state::AppState;
 use relay::store::Store;
 
 const USAGE: &str = "usage: relay [--config FILE] [admin …]\n       relay admin help";
@@ -56,14 +54,6 @@ async fn run() -> Result<(), String> {
     std::fs::create_dir_all(&config.data_dir).map_err(|e| format!("data dir {}: {e}", config.data_dir.display()))?;
     let store = Store::open(&config.database_url()).await.map_err(|e| e.to_string())?;
     let key = load_or_create_key(&config.ledger_key_file()).map_err(|e| e.to_string())?;
-    let program_id = config.program_id().map_err(|e| e.to_string())?;
-    // One key for commits, anchors and tree heads (docs/log.md "Keys").
-    let log = relay::receipts::log::TransparencyLog::new(key.clone(), store.clone(), config.log.clone());
-    let ledger = LedgerWriter::from_config(&config.ledger, key.clone(), program_id, store.clone())?;
-    let commits = match ledger {
-        Some(_) => CommitLog::new(key, program_id, store.clone()).queue_for_chain(),
-        None => CommitLog::new(key, program_id, store.clone()),
-    };
     let backfilled =
         relay::receipts::log::backfill::backfill(&store, relay::unix_now()).await.map_err(|e| e.to_string())?;
     let bundle =
@@ -77,15 +67,6 @@ async fn run() -> Result<(), String> {
     if backfilled > 0 {
         tracing::info!(receipts = backfilled, "appended receipts committed before the log existed");
     }
-    tracing::info!(
-        backend = if store.is_sqlite { "sqlite" } else { "postgres" },
-        ledger_key = %shared::address::Address(commits.public_key()),
-        ledger = if ledger.is_some() { "solana" } else { "embedded" },
-        program_id = %program_id,
-        enclaves = ?config.enclave_urls(),
-        api_keys = config.api_keys.len(),
-        "relay starting"
-    );
     let timeout = Duration::from_secs(config.enclave_timeout_secs);
     let enclaves = Arc::new(EnclavePool::new(
         &config.enclave_urls(),
@@ -93,41 +74,18 @@ async fn run() -> Result<(), String> {
         config.tee_endpoint_shown.as_deref(),
         config.enclave_max_in_flight,
     ));
+    let state = Arc::new(AppState::new(&config, store, key, enclaves.clone())?);
+    tracing::info!(
+        backend = if state.store.is_sqlite { "sqlite" } else { "postgres" },
+        ledger_key = %shared::address::Address(state.commits.public_key()),
+        ledger = if state.ledger.is_some() { "solana" } else { "embedded" },
+        program_id = %config.program_id().map_err(|e| e.to_string())?,
+        enclaves = ?config.enclave_urls(),
+        api_keys = config.api_keys.len(),
+        "relay starting"
+    );
     enclaves.refresh().await;
     enclaves.keep_fresh(Duration::from_secs(config.enclave_refresh_secs.max(1)));
-    let state = Arc::new(AppState {
-        enclaves: enclaves.clone(),
-        keys: ApiKeys::new(&config.api_keys, store.clone()),
-        usage: relay::billing::usage_writer::UsageWriter::new(store.clone()),
-        store,
-        commits,
-        ledger,
-        log,
-        public_url: config.public_url(),
-        prices: Prices {
-            per_million_tokens: config.price_per_million_tokens.clone(),
-            agent_call: config.agent_price_per_call,
-            tee_process_call: config.tee_process_price_per_call,
-            other: config.currency_prices.clone(),
-        },
-        plain: relay::plain_agent::PlainAgent::from_config(&config).map_err(|e| e.to_string())?,
-        free_per_day: config.free_messages_per_day,
-        sign_in: config.sign_in_origin(),
-        peers: relay::http::peer::Peers {
-            trusted_proxies: config.trusted_proxies.clone(),
-            ipv6_prefix: config.guest_ipv6_prefix,
-        },
-        max_history_turns: config.max_history_turns,
-        x402: relay::x402::X402::new(&config.x402).map_err(|e| e.to_string())?,
-        rate_limiter: relay::billing::rate_limit::RateLimiter::new(config.rate_limits),
-        agents: relay::swaps::Agents::from_config(&config.agents)?,
-        discovery: config.discovery.clone(),
-        deposits: relay::billing::deposits::Deposits::from_config(&config.deposits)?,
-        openapi: relay::discovery::openapi::Documents::new(&config.public_url()),
-        metrics: Default::default(),
-        web: config.web.clone(),
-        collateral: relay::enclaves::collateral::CollateralSource::from_config(&config.collateral),
-    });
     relay::swaps::start(&state);
     relay::billing::deposits::start(&state);
     relay::x402::start_reconciler(&state);

@@ -4,11 +4,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use ed25519_dalek::SigningKey;
+
 use crate::accounts::ApiKeys;
 use crate::billing::rate_limit::RateLimiter;
+use crate::config::RelayConfig;
 use crate::enclaves::EnclavePool;
 use crate::plain_agent::PlainAgent;
 use crate::receipts::CommitLog;
+use crate::receipts::ledger_writer::LedgerWriter;
 use crate::store::Store;
 use crate::swaps::Agents;
 use crate::x402::X402;
@@ -65,3 +69,56 @@ pub struct Prices {
 }
 
 pub type App = Arc<AppState>;
+
+impl AppState {
+    /// Everything the handlers share, from the configuration, over an open store, the ledger
+    /// key and the enclaves. Starts nothing: the workers are started by whoever serves.
+    pub fn new(
+        config: &RelayConfig,
+        store: Store,
+        key: SigningKey,
+        enclaves: Arc<EnclavePool>,
+    ) -> Result<AppState, String> {
+        let program_id = config.program_id().map_err(|e| e.to_string())?;
+        // One key for commits, anchors and tree heads (docs/log.md "Keys").
+        let log = crate::receipts::log::TransparencyLog::new(key.clone(), store.clone(), config.log.clone());
+        let ledger = LedgerWriter::from_config(&config.ledger, key.clone(), program_id, store.clone())?;
+        let commits = match ledger {
+            Some(_) => CommitLog::new(key, program_id, store.clone()).queue_for_chain(),
+            None => CommitLog::new(key, program_id, store.clone()),
+        };
+        Ok(AppState {
+            enclaves,
+            keys: ApiKeys::new(&config.api_keys, store.clone()),
+            usage: crate::billing::usage_writer::UsageWriter::new(store.clone()),
+            store,
+            commits,
+            ledger,
+            log,
+            public_url: config.public_url(),
+            prices: Prices {
+                per_million_tokens: config.price_per_million_tokens.clone(),
+                agent_call: config.agent_price_per_call,
+                tee_process_call: config.tee_process_price_per_call,
+                other: config.currency_prices.clone(),
+            },
+            plain: PlainAgent::from_config(config).map_err(|e| e.to_string())?,
+            free_per_day: config.free_messages_per_day,
+            sign_in: config.sign_in_origin(),
+            peers: crate::http::peer::Peers {
+                trusted_proxies: config.trusted_proxies.clone(),
+                ipv6_prefix: config.guest_ipv6_prefix,
+            },
+            max_history_turns: config.max_history_turns,
+            x402: X402::new(&config.x402).map_err(|e| e.to_string())?,
+            rate_limiter: RateLimiter::new(config.rate_limits),
+            agents: Agents::from_config(&config.agents)?,
+            discovery: config.discovery.clone(),
+            deposits: crate::billing::deposits::Deposits::from_config(&config.deposits)?,
+            openapi: crate::discovery::openapi::Documents::new(&config.public_url()),
+            metrics: Default::default(),
+            web: config.web.clone(),
+            collateral: crate::enclaves::collateral::CollateralSource::from_config(&config.collateral),
+        })
+    }
+}

@@ -1,9 +1,8 @@
-//! `/agents/v1` inputs and payments: every route names its missing fields and refuses
-//! malformed ones with the contract's codes, the router's failures map to 502 with a code, a
-//! relay without swaps says so, and quotes are paid per call with a key or with x402.
+//! `/agents/v1` over the real router and enclave: quotes, a session opened, the router's
+//! failures mapped to 502 with a code, and quotes paid per call with a key or with x402. Every
+//! missing and malformed input is checked in process (relay/tests/handlers.rs).
 
 use e2e::swaps::SwapWorld;
-use e2e::{Stack, StackOptions};
 use serde_json::{Value, json};
 use shared::address::Address;
 use standins::facilitator::ExactPayment;
@@ -34,32 +33,16 @@ fn expect(got: (u16, Value), status: u16, code: &str, names: &[&str]) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn every_route_names_missing_fields_and_refuses_malformed_ones() {
+async fn quotes_and_sessions_over_the_router_and_its_failures() {
+    // Every missing and malformed field of these routes, and a relay without swaps, are checked
+    // in process (relay/tests/handlers.rs); here, what needs the router and the enclave.
     let w = SwapWorld::start(json!({})).await;
     let base = w.stack.relay_url.clone();
     let key = Some(e2e::API_KEY);
     let (usdc, token) = (w.usdc.to_string(), w.token.to_string());
-    let quote = |q: &str| format!("{base}/agents/v1/quote?{q}");
-
-    // Quote.
-    expect(call("GET", &quote(""), key, None).await, 400, "missing_required_fields", &["fromMint", "toMint", "amount"]);
-    let only_from = call("GET", &quote(&format!("fromMint={usdc}")), key, None).await;
-    expect(only_from.clone(), 400, "missing_required_fields", &["toMint", "amount"]);
-    assert!(!only_from.1["message"].as_str().unwrap().contains("fromMint"));
-    let q = |from: &str, to: &str, amount: &str| quote(&format!("fromMint={from}&toMint={to}&amount={amount}"));
-    expect(call("GET", &q("not-base58!", &token, "1000000"), key, None).await, 400, "invalid_mint", &["fromMint"]);
-    let unknown = Address([9; 32]).to_string();
-    expect(call("GET", &q(&usdc, &unknown, "1000000"), key, None).await, 400, "invalid_mint", &["toMint"]);
-    expect(call("GET", &q(&usdc, &usdc, "1000000"), key, None).await, 400, "invalid_mint", &["differ"]);
-    for bad in ["0", "1.5", "-3", "01", "abc", "18446744073709551616"] {
-        expect(call("GET", &q(&usdc, &token, bad), key, None).await, 400, "invalid_amount", &["amount"]);
-    }
-    expect(call("GET", &q(&usdc, &token, "99999"), key, None).await, 400, "amount_out_of_bounds", &["100000", "USDC"]);
-    expect(call("GET", &q(&usdc, &token, "1000000001"), key, None).await, 400, "amount_out_of_bounds", &["1000000000"]);
-    let slippage = format!("{}&slippageBps=10001", q(&usdc, &token, "1000000"));
-    expect(call("GET", &slippage, key, None).await, 400, "invalid_field", &["slippageBps"]);
-    // No key and no x402 on this relay: 401.
-    expect(call("GET", &q(&usdc, &token, "1000000"), None, None).await, 401, "unauthorized", &[]);
+    let q = |from: &str, to: &str, amount: &str| {
+        format!("{base}/agents/v1/quote?fromMint={from}&toMint={to}&amount={amount}")
+    };
     // A quote that works, and one off the buckets.
     let (status, ok) = call("GET", &q(&usdc, &token, "12345678"), key, None).await;
     assert_eq!(status, 200, "{ok}");
@@ -76,111 +59,12 @@ async fn every_route_names_missing_fields_and_refuses_malformed_ones() {
     expect(call("GET", &q(&usdc, &token, "1000000"), key, None).await, 502, "router_error", &[]);
     w.router.fail_with(None);
 
-    // Anonymity set.
-    let set = |q: &str| format!("{base}/agents/v1/anonymity-set?{q}");
-    expect(call("GET", &set(""), None, None).await, 400, "missing_required_fields", &["mint"]);
-    expect(call("GET", &set("mint=xyz"), None, None).await, 400, "invalid_mint", &["mint"]);
-    expect(
-        call("GET", &set(&format!("mint={usdc}&windowHours=0")), None, None).await,
-        400,
-        "invalid_field",
-        &["windowHours"],
-    );
-    expect(call("GET", &set(&format!("mint={usdc}&amount=x")), None, None).await, 400, "invalid_amount", &["amount"]);
-    let (status, empty) = call("GET", &set(&format!("mint={usdc}&windowHours=1")), None, None).await;
-    assert_eq!(status, 200, "{empty}");
-    let counts: Vec<(String, i64)> = empty["buckets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| (b["amount"].as_str().unwrap().to_string(), b["count"].as_i64().unwrap()))
-        .collect();
-    assert_eq!(counts, [("1000000".to_string(), 0), ("10000000".to_string(), 0), ("100000000".to_string(), 0)]);
-
-    // One-shot start.
-    let oneshot = format!("{base}/agents/v1/swaps/oneshot");
-    expect(
-        call("POST", &oneshot, key, Some(json!({}))).await,
-        400,
-        "missing_required_fields",
-        &["payerPubkey", "fromMint", "toMint", "amount", "destinationPubkey"],
-    );
-    let payer = Address([1; 32]).to_string();
-    let good = json!({"payerPubkey": payer, "fromMint": usdc, "toMint": token, "amount": "10000000",
-                      "destinationPubkey": Address([2; 32]).to_string(), "slippageBps": 50});
-    let with = |k: &str, v: Value| {
-        let mut b = good.clone();
-        b[k] = v;
-        b
-    };
-    expect(
-        call("POST", &oneshot, key, Some(with("payerPubkey", json!("0xabc")))).await,
-        400,
-        "invalid_field",
-        &["payerPubkey"],
-    );
-    expect(
-        call("POST", &oneshot, key, Some(with("destinationPubkey", json!(payer)))).await,
-        400,
-        "invalid_field",
-        &["fresh destination"],
-    );
-    expect(call("POST", &oneshot, key, Some(with("amount", json!("ten")))).await, 400, "invalid_amount", &["amount"]);
-    expect(call("POST", &oneshot, key, Some(with("amount", json!([1])))).await, 400, "invalid_field", &["amount"]);
-    expect(
-        call("POST", &oneshot, key, Some(with("slippageBps", json!(-1)))).await,
-        400,
-        "invalid_field",
-        &["slippageBps"],
-    );
-    let raw = reqwest::Client::new().post(&oneshot).bearer_auth(e2e::API_KEY).body("not json").send().await.unwrap();
-    assert_eq!(raw.status().as_u16(), 400);
-    assert_eq!(raw.json::<Value>().await.unwrap()["error"], "bad_request");
-
-    // Execute, sessions, attestations.
-    let (status, started) = call("POST", &oneshot, key, Some(good.clone())).await;
+    // A session the enclave opened: awaiting its funding, no attestation yet.
+    let good = json!({"payerPubkey": Address([1; 32]).to_string(), "fromMint": usdc, "toMint": token,
+                      "amount": "10000000", "destinationPubkey": Address([2; 32]).to_string(), "slippageBps": 50});
+    let (status, started) = call("POST", &format!("{base}/agents/v1/swaps/oneshot"), key, Some(good)).await;
     assert_eq!(status, 200, "{started}");
     let id = started["sessionId"].as_str().unwrap();
-    let execute = format!("{base}/agents/v1/swaps/oneshot/{id}/execute");
-    expect(call("POST", &execute, None, Some(json!({}))).await, 400, "missing_required_fields", &["fundingTxSig"]);
-    expect(
-        call("POST", &execute, None, Some(json!({"fundingTxSig": "xyz"}))).await,
-        400,
-        "invalid_field",
-        &["fundingTxSig"],
-    );
-    let sig = bs58::encode([1u8; 64]).into_string();
-    let nobody = "00000000-0000-4000-8000-000000000000";
-    expect(
-        call(
-            "POST",
-            &format!("{base}/agents/v1/swaps/oneshot/{nobody}/execute"),
-            None,
-            Some(json!({"fundingTxSig": sig})),
-        )
-        .await,
-        404,
-        "not_found",
-        &["session"],
-    );
-    expect(
-        call(
-            "POST",
-            &format!("{base}/agents/v1/swaps/oneshot/not-a-uuid/execute"),
-            None,
-            Some(json!({"fundingTxSig": sig})),
-        )
-        .await,
-        404,
-        "not_found",
-        &[],
-    );
-    expect(
-        call("GET", &format!("{base}/agents/v1/sessions/{nobody}"), None, None).await,
-        404,
-        "not_found",
-        &["session"],
-    );
     expect(
         call("GET", &format!("{base}/agents/v1/attestations/{id}"), None, None).await,
         404,
@@ -194,25 +78,6 @@ async fn every_route_names_missing_fields_and_refuses_malformed_ones() {
         (Some("awaiting_funding"), Some(""), Some(""))
     );
     assert_eq!(session["expiresAt"], started["expiresAt"]);
-}
-
-#[tokio::test]
-async fn a_relay_without_swaps_says_so() {
-    let options = StackOptions { model_base_url: Some("http://127.0.0.1:9/v1".into()), ..StackOptions::default() };
-    let stack = tokio::task::spawn_blocking(move || Stack::start_with(options)).await.unwrap();
-    let base = &stack.relay_url;
-    let usdc = Address([2; 32]).to_string();
-    let url = format!("{base}/agents/v1/quote?fromMint={usdc}&toMint={usdc}&amount=1");
-    expect(call("GET", &url, Some(e2e::API_KEY), None).await, 501, "swaps_not_configured", &[]);
-    // Missing fields are still named first.
-    expect(
-        call("GET", &format!("{base}/agents/v1/quote"), None, None).await,
-        400,
-        "missing_required_fields",
-        &["fromMint"],
-    );
-    let session = format!("{base}/agents/v1/sessions/00000000-0000-4000-8000-000000000000");
-    expect(call("GET", &session, None, None).await, 501, "swaps_not_configured", &[]);
 }
 
 /// The merchant wallet of the x402 configuration.
