@@ -19,6 +19,18 @@ use crate::plain_agent::{PlainCall, PlainReply, chats};
 use crate::private::{self, SealedRequest};
 use crate::state::App;
 
+/// How the x402 manifest lists `/agent`.
+pub const PRICED: crate::x402::manifest::PricedRoute = crate::x402::manifest::PricedRoute {
+    method: "POST",
+    path: "/agent",
+    description: "One agent call (tool loop, BRAID, or encrypted mode); x402 for callers without a key",
+    input: &[
+        ("prompt", "string: the question (plaintext path), or"),
+        ("encryptedPrompt", "string: the prompt envelope JSON (encrypted mode)"),
+        ("model", "string, optional: a catalog model id (default gpt-oss:20b)"),
+    ],
+};
+
 /// A guest with no free message left (contract §2.3): HTTP 200.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -182,11 +182,11 @@ impl RelayConfig {
         }
         for currency in config.currency_prices.keys() {
             if currency == crate::billing::metering::CALL_CURRENCY
-                || !crate::billing::balances::CURRENCIES.contains(&currency.as_str())
+                || !crate::currency::CURRENCIES.contains(&currency.as_str())
             {
                 return Err(ConfigError::Invalid(format!(
                     "currencyPrices: `{currency}` must be a currency other than the stablecoin: {:?}",
-                    crate::billing::balances::CURRENCIES
+                    crate::currency::CURRENCIES
                 )));
             }
         }

@@ -14,6 +14,7 @@ pub mod admin;
 pub mod agent_route;
 pub mod billing;
 pub mod config;
+pub mod currency;
 pub mod discovery;
 pub mod enclaves;
 pub mod failpoint;

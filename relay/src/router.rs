@@ -48,13 +48,18 @@ async fn edge(
     response
 }
 
+/// The routes the x402 manifest lists, in its order (a route that starts taking x402 payments
+/// belongs here).
+const X402_PRICED: &[&x402::manifest::PricedRoute] =
+    &[&private::x402_chat::PRICED, &agent_route::PRICED, &swaps::quote::PRICED, &swaps::oneshot::PRICED];
+
 /// Every public route but the MCP endpoint: each subsystem's own, merged.
 fn routes() -> Router<App> {
     Router::new()
         .merge(enclaves::routes())
         .merge(private::routes())
         .merge(agent_route::routes())
-        .merge(x402::routes())
+        .merge(x402::routes(X402_PRICED))
         .merge(billing::routes())
         .merge(accounts::routes())
         .merge(discovery::routes())

@@ -116,11 +116,11 @@ impl<S: Scope> FromRequestParts<App> for Authorized<S> {
 fn requested_currency(headers: &HeaderMap) -> Result<Option<&'static str>, RelayError> {
     let Some(value) = headers.get("x-currency") else { return Ok(None) };
     let value = value.to_str().unwrap_or_default().trim().to_ascii_lowercase();
-    match crate::billing::balances::CURRENCIES.iter().find(|c| **c == value) {
-        Some(c) => Ok(Some(*c)),
+    match crate::currency::named(&value) {
+        Some(c) => Ok(Some(c)),
         None => Err(RelayError::input(
             shared::wire::codes::INVALID_FIELD,
-            format!("X-Currency must be one of {:?}", crate::billing::balances::CURRENCIES),
+            format!("X-Currency must be one of {:?}", crate::currency::CURRENCIES),
         )),
     }
 }

@@ -6,8 +6,7 @@ use sqlx::Row;
 
 use crate::store::{Store, StoreError};
 
-/// Currencies a balance can be held in.
-pub const CURRENCIES: &[&str] = &["usdc", "svc"];
+use crate::currency::CURRENCIES;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BillingError {

@@ -222,7 +222,7 @@ pub async fn charge(
             // The request's currency, else each currency in turn: the first balance that
             // covers the call pays.
             let requested = caller.currency.map(|c| vec![c]);
-            let candidates = requested.clone().unwrap_or_else(|| balances::CURRENCIES.to_vec());
+            let candidates = requested.clone().unwrap_or_else(|| crate::currency::CURRENCIES.to_vec());
             let mut priced = false;
             for currency in candidates {
                 let Some(price) = price_in(app, currency, price, &usage) else { continue };

@@ -20,7 +20,22 @@ use crate::billing::metering::{Payer, Price};
 use crate::http::body;
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
-use crate::x402::manifest::CHAT_PATH;
+use crate::x402::manifest::PricedRoute;
+
+/// The x402 chat route.
+pub const CHAT_PATH: &str = "/api/v1/x402/chat/completions";
+
+/// How the x402 manifest lists it.
+pub const PRICED: PricedRoute = PricedRoute {
+    method: "POST",
+    path: CHAT_PATH,
+    description: crate::x402::DEFAULT_DESCRIPTION,
+    input: &[
+        ("encryptedPrompt", "string: the prompt envelope JSON (DESIGN.md §4.1), or its base64"),
+        ("model", "string: a catalog model id, e.g. gpt-oss:20b"),
+        ("maxTokens", "integer: upper bound on generated tokens"),
+    ],
+};
 
 /// The request (contract §4.1): all three fields required.
 #[derive(Debug, serde::Deserialize, utoipa::ToSchema)]

@@ -31,6 +31,21 @@ use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
 pub const PATH: &str = "/agents/v1/swaps/oneshot";
+
+/// How the x402 manifest lists it.
+pub const PRICED: crate::x402::manifest::PricedRoute = crate::x402::manifest::PricedRoute {
+    method: "POST",
+    path: PATH,
+    description: "Start one one-shot private swap session (Mode B): an enclave-held key, a signed commitment, the funding transaction",
+    input: &[
+        ("payerPubkey", "string: the wallet that signs the funding"),
+        ("fromMint", "string: input mint"),
+        ("toMint", "string: output mint"),
+        ("amount", "string: base units of the input"),
+        ("destinationPubkey", "string: a fresh wallet that receives the output"),
+        ("slippageBps", "integer, optional"),
+    ],
+};
 /// The `mode` of a one-shot session.
 pub const MODE: &str = "oneshot";
 

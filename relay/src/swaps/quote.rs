@@ -22,6 +22,19 @@ use crate::state::App;
 
 pub const PATH: &str = "/agents/v1/quote";
 
+/// How the x402 manifest lists it.
+pub const PRICED: crate::x402::manifest::PricedRoute = crate::x402::manifest::PricedRoute {
+    method: "GET",
+    path: PATH,
+    description: "One swap quote: router output less the service's spread, with denomination buckets",
+    input: &[
+        ("fromMint", "string (query): input mint, base58"),
+        ("toMint", "string (query): output mint, base58"),
+        ("amount", "string (query): base units of the input"),
+        ("slippageBps", "integer (query), optional"),
+    ],
+};
+
 /// Contract §2.7.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[schema(example = json!({

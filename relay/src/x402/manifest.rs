@@ -13,10 +13,9 @@ use serde::Serialize;
 use super::requirements::{self, MIME_TYPE};
 use crate::state::App;
 
-/// The x402 chat route.
-pub const CHAT_PATH: &str = "/api/v1/x402/chat/completions";
-
-/// A route priced per call with x402, as the manifest lists it.
+/// A route priced per call with x402, as the manifest lists it. Each is defined beside its
+/// handler; the router hands the list to [`routes`](super::routes), so the manifest names routes
+/// without importing their subsystems.
 pub struct PricedRoute {
     pub method: &'static str,
     pub path: &'static str,
@@ -24,54 +23,6 @@ pub struct PricedRoute {
     /// Body fields and their types.
     pub input: &'static [(&'static str, &'static str)],
 }
-
-/// Every route the manifest lists (a route that starts taking x402 payments belongs here).
-pub const PRICED_ROUTES: &[PricedRoute] = &[
-    PricedRoute {
-        method: "POST",
-        path: CHAT_PATH,
-        description: super::DEFAULT_DESCRIPTION,
-        input: &[
-            ("encryptedPrompt", "string: the prompt envelope JSON (DESIGN.md §4.1), or its base64"),
-            ("model", "string: a catalog model id, e.g. gpt-oss:20b"),
-            ("maxTokens", "integer: upper bound on generated tokens"),
-        ],
-    },
-    PricedRoute {
-        method: "POST",
-        path: "/agent",
-        description: "One agent call (tool loop, BRAID, or encrypted mode); x402 for callers without a key",
-        input: &[
-            ("prompt", "string: the question (plaintext path), or"),
-            ("encryptedPrompt", "string: the prompt envelope JSON (encrypted mode)"),
-            ("model", "string, optional: a catalog model id (default gpt-oss:20b)"),
-        ],
-    },
-    PricedRoute {
-        method: "GET",
-        path: crate::swaps::quote::PATH,
-        description: "One swap quote: router output less the service's spread, with denomination buckets",
-        input: &[
-            ("fromMint", "string (query): input mint, base58"),
-            ("toMint", "string (query): output mint, base58"),
-            ("amount", "string (query): base units of the input"),
-            ("slippageBps", "integer (query), optional"),
-        ],
-    },
-    PricedRoute {
-        method: "POST",
-        path: crate::swaps::oneshot::PATH,
-        description: "Start one one-shot private swap session (Mode B): an enclave-held key, a signed commitment, the funding transaction",
-        input: &[
-            ("payerPubkey", "string: the wallet that signs the funding"),
-            ("fromMint", "string: input mint"),
-            ("toMint", "string: output mint"),
-            ("amount", "string: base units of the input"),
-            ("destinationPubkey", "string: a fresh wallet that receives the output"),
-            ("slippageBps", "integer, optional"),
-        ],
-    },
-];
 
 const INSTRUCTIONS: &str = "Each resource costs one x402 payment per call (scheme exact, Solana). Call it without \
                             payment to receive the 402 requirements; pay with X-PAYMENT (x402 v1) or \
@@ -128,12 +79,12 @@ pub struct RouteTerms {
 #[utoipa::path(get, path = "/.well-known/x402", tag = "discovery",
     summary = "The x402 paywall manifest: priced routes, their terms and the facilitator",
     responses((status = 200, body = Manifest)))]
-pub async fn handle(State(app): State<App>) -> Response {
+pub async fn handle(State(app): State<App>, priced: &'static [&'static PricedRoute]) -> Response {
     let x402 = &app.x402;
     let settings = x402.settings();
     let routes: Vec<RouteTerms> = match settings {
         None => Vec::new(),
-        Some(s) => PRICED_ROUTES
+        Some(s) => priced
             .iter()
             .map(|r| RouteTerms {
                 resource: format!("{}{}", app.public_url, r.path),

@@ -367,7 +367,9 @@ impl X402 {
     }
 }
 
-/// The x402 manifest (the paid route itself is `private`'s).
-pub fn routes() -> axum::Router<crate::state::App> {
-    axum::Router::new().route("/.well-known/x402", axum::routing::get(manifest::handle))
+/// The x402 manifest of the routes `priced` (each defined beside its handler; the paid chat
+/// route itself is `private`'s).
+pub fn routes(priced: &'static [&'static manifest::PricedRoute]) -> axum::Router<crate::state::App> {
+    let manifest = move |state| manifest::handle(state, priced);
+    axum::Router::new().route("/.well-known/x402", axum::routing::get(manifest))
 }

@@ -51,11 +51,8 @@ impl DepositsConfig {
         }
         for (mint, m) in &self.mints {
             Address::parse(mint).ok_or_else(|| format!("deposits.mints: `{mint}` is not base58 of 32 bytes"))?;
-            if !crate::billing::balances::CURRENCIES.contains(&m.currency.as_str()) {
-                return Err(format!(
-                    "deposits.mints.{mint}.currency must be one of {:?}",
-                    crate::billing::balances::CURRENCIES
-                ));
+            if !crate::currency::CURRENCIES.contains(&m.currency.as_str()) {
+                return Err(format!("deposits.mints.{mint}.currency must be one of {:?}", crate::currency::CURRENCIES));
             }
         }
         Ok(())
