@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 
-use crate::accounts::keys::{Authorized, Swap};
+use super::routes::OwnedWallet;
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 use crate::store::{Store, StoreError};
@@ -119,11 +119,9 @@ pub async fn earlier(
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn get(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
-    Path((id, nonce)): Path<(String, String)>,
+    OwnedWallet { wallet, .. }: OwnedWallet,
+    Path((_, nonce)): Path<(String, String)>,
 ) -> Result<Json<KeptRequest>, RelayError> {
-    let key_id = caller.key_id;
-    let wallet = super::routes::owned(&app, &key_id, &id).await?;
     let kept = find(&app.store, &wallet.id, &nonce).await?.ok_or(RelayError::NotFound("no request with this nonce"))?;
     Ok(Json(kept))
 }

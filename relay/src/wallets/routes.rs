@@ -1,11 +1,13 @@
-//! The wallet routes: thin handlers over `records`, `fund` and `webhooks`. Each checks the
-//! bearer key (scope `swap`) first, then that the wallet is the caller's.
+//! The wallet routes: thin handlers over `records`, `fund` and `webhooks`. Each takes its wallet
+//! through `OwnedWallet`, which checks the bearer key (scope `swap`) first, then that the wallet
+//! is the caller's, before the handler reads anything.
 
 use std::collections::HashMap;
 
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use chain::Chain;
 use serde::Serialize;
@@ -18,6 +20,7 @@ use super::records::{self, Operation, Wallet, WalletAuditEntry};
 use super::requests;
 use super::webhooks::{self, WebhookDelivery, WebhookMessage};
 use super::{fund, now_ms};
+use crate::accounts::Caller;
 use crate::accounts::keys::{Authorized, Swap};
 use crate::http::body;
 use crate::http::error::{ErrorBody, RelayError};
@@ -100,16 +103,28 @@ pub struct WebhookDeliveryLog {
     pub deliveries: Vec<WebhookDelivery>,
 }
 
-/// The wallet `id` of `key_id`: 404 for none, 403 for another account's.
-pub(super) async fn owned(app: &App, key_id: &str, id: &str) -> Result<Wallet, RelayError> {
-    let id = shared::swap::parse_uuid(id)
-        .map(|b| shared::swap::format_uuid(&b))
-        .ok_or(RelayError::NotFound("no such wallet"))?;
-    let wallet = records::get(&app.store, &id).await?.ok_or(RelayError::NotFound("no such wallet"))?;
-    if wallet.key_id != key_id {
-        return Err(RelayError::Forbidden("this wallet belongs to another account".into()));
+/// The path's wallet `{id}`, the caller's (a key with scope `swap`): 404 for an id that cannot
+/// exist or no such wallet, 403 for another account's.
+pub struct OwnedWallet {
+    pub wallet: Wallet,
+    pub caller: Caller,
+}
+
+impl FromRequestParts<App> for OwnedWallet {
+    type Rejection = RelayError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, RelayError> {
+        let Authorized { caller, .. } = Authorized::<Swap>::from_request_parts(parts, app).await?;
+        let no_such = || RelayError::NotFound("no such wallet");
+        let Path(params) =
+            Path::<HashMap<String, String>>::from_request_parts(parts, app).await.map_err(|_| no_such())?;
+        let id = params.get("id").and_then(|id| shared::swap::parse_uuid(id)).ok_or_else(no_such)?;
+        let wallet = records::get(&app.store, &shared::swap::format_uuid(&id)).await?.ok_or_else(no_such)?;
+        if wallet.key_id != caller.key_id {
+            return Err(RelayError::Forbidden("this wallet belongs to another account".into()));
+        }
+        Ok(OwnedWallet { wallet, caller })
     }
-    Ok(wallet)
 }
 
 #[utoipa::path(post, path = "/agents/v1/wallets", tag = "agents",
@@ -186,11 +201,8 @@ pub async fn create(
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn certificate(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
-    Path(id): Path<String>,
+    OwnedWallet { wallet, .. }: OwnedWallet,
 ) -> Result<Json<shared::privacy::WalletCertificate>, RelayError> {
-    let key_id = caller.key_id;
-    let wallet = owned(&app, &key_id, &id).await?;
     let object = crate::enclaves::objects::load(&app.store, &wallet.object_id).await?.ok_or(RelayError::Internal)?;
     let request = shared::privacy::PrivacyRequest::Certificate { wallet: object.blob };
     let answer: shared::privacy::PrivacyAnswer =
@@ -206,12 +218,9 @@ pub async fn certificate(
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn fund_intent(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
-    Path(id): Path<String>,
+    OwnedWallet { wallet, .. }: OwnedWallet,
     body: Body,
 ) -> Result<Json<WalletFundIntent>, RelayError> {
-    let key_id = caller.key_id;
-    let wallet = owned(&app, &key_id, &id).await?;
     let asked: FundIntentBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
     let agents = crate::swaps::agents(&app)?;
     let FundIntentBody { mint, amount, payer_pubkey: payer } = asked;
@@ -251,12 +260,9 @@ pub async fn fund_intent(
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn balance(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
-    Path(id): Path<String>,
+    OwnedWallet { wallet, .. }: OwnedWallet,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WalletBalances>, RelayError> {
-    let key_id = caller.key_id;
-    let wallet = owned(&app, &key_id, &id).await?;
     let fields = Fields::from_query(query);
     fields.require(&["mints"])?;
     let agents = crate::swaps::agents(&app)?;
@@ -323,12 +329,9 @@ fn page(query: &HashMap<String, String>) -> Result<(i64, i64), RelayError> {
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn audit(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
-    Path(id): Path<String>,
+    OwnedWallet { wallet, .. }: OwnedWallet,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WalletAuditPage>, RelayError> {
-    let key_id = caller.key_id;
-    let wallet = owned(&app, &key_id, &id).await?;
     let (limit, offset) = page(&query)?;
     // One more than asked says whether a next page exists.
     let mut entries = records::audit(&app.store, &wallet.id, limit + 1, offset).await?;
@@ -346,12 +349,9 @@ pub async fn audit(
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn deliveries(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
-    Path(id): Path<String>,
+    OwnedWallet { wallet, .. }: OwnedWallet,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WebhookDeliveryLog>, RelayError> {
-    let key_id = caller.key_id;
-    let wallet = owned(&app, &key_id, &id).await?;
     let (limit, _) = page(&query)?;
     let (messages, deliveries) = webhooks::log(&app.store, &wallet.id, limit).await?;
     Ok(Json(WebhookDeliveryLog { wallet_id: wallet.id, messages, deliveries }))
@@ -413,13 +413,10 @@ fn owner_auth(headers: &HeaderMap) -> Result<Option<shared::privacy::OwnerAuth>,
               (status = "default", body = ErrorBody)))]
 pub async fn encrypt(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
+    OwnedWallet { wallet, .. }: OwnedWallet,
     headers: HeaderMap,
-    Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
-    let key_id = caller.key_id;
-    let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
     let EncryptBody { mint, amount } = Fields::parse(&bytes)?;
@@ -456,13 +453,11 @@ fn started(earlier: &serde_json::Value) -> Result<Json<WalletSessionStarted>, Re
               (status = 409, body = ErrorBody), (status = 429, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn swap(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
+    OwnedWallet { wallet, caller }: OwnedWallet,
     headers: HeaderMap,
-    Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
     let who = caller;
-    let wallet = owned(&app, &who.key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
     let asked: ManagedSwapBody = Fields::parse(&bytes)?;
@@ -507,13 +502,11 @@ pub async fn swap(
               (status = "default", body = ErrorBody)))]
 pub async fn shield(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
+    OwnedWallet { wallet, caller }: OwnedWallet,
     headers: HeaderMap,
-    Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
     let key_id = caller.key_id;
-    let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
     let ShieldBody { mint, amount, destination_pubkey } = Fields::parse(&bytes)?;
@@ -555,13 +548,11 @@ pub async fn shield(
               (status = "default", body = ErrorBody)))]
 pub async fn withdraw(
     State(app): State<App>,
-    Authorized { caller, .. }: Authorized<Swap>,
+    OwnedWallet { wallet, caller }: OwnedWallet,
     headers: HeaderMap,
-    Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<WalletWithdrawn>, RelayError> {
     let key_id = caller.key_id;
-    let wallet = owned(&app, &key_id, &id).await?;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::swaps::agents(&app)?;
     let asked: WithdrawBody = Fields::parse(&bytes)?;
