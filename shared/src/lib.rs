@@ -17,6 +17,8 @@ pub mod hpke;
 pub mod keys;
 #[cfg(feature = "ledger")]
 pub mod ledger;
+#[cfg(feature = "mcp-args")]
+pub mod mcp_args;
 #[cfg(feature = "measure")]
 pub mod measure;
 #[cfg(feature = "solana")]

@@ -18,10 +18,10 @@ use std::sync::Arc;
 use ed25519_dalek::SigningKey;
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, schemars, tool, tool_handler, tool_router};
-use serde::Deserialize;
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use shared::mcp_args::{BalanceArgs, EncryptArgs, PayoutArgs, SessionArgs, WalletSwapArgs};
 
 use self::guardrails::{Guardrails, Move};
 use crate::api::Client;
@@ -39,62 +39,9 @@ pub struct OwnerTools {
     guardrails: Arc<Guardrails>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SwapArgs {
-    /// The managed wallet (uuid).
-    pub wallet_id: String,
-    /// Input mint (base58).
-    pub from_mint: String,
-    /// Output mint (base58).
-    pub to_mint: String,
-    /// Base units of the input, as a string of digits.
-    pub amount: String,
-    /// The address whose token account receives the output.
-    pub destination_pubkey: String,
-    /// Slippage in basis points, 0 to 10000.
-    pub slippage_bps: Option<u16>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EncryptArgs {
-    pub wallet_id: String,
-    pub mint: String,
-    /// Base units, as a string of digits.
-    pub amount: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PayoutArgs {
-    pub wallet_id: String,
-    pub mint: String,
-    /// Base units, as a string of digits (for a shield, one of the mint's denominations).
-    pub amount: String,
-    /// The address whose token account receives the tokens.
-    pub destination_pubkey: String,
-}
-
-impl PayoutArgs {
-    fn payout<'a>(&'a self, tool: &'a str) -> Move<'a> {
-        Move { tool, mint: &self.mint, amount: &self.amount, destination: Some(&self.destination_pubkey) }
-    }
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BalanceArgs {
-    pub wallet_id: String,
-    /// Comma-separated mint addresses.
-    pub mints: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SessionArgs {
-    /// The session id (uuid).
-    pub session_id: String,
+/// What a shield or a withdrawal moves, for the guardrails.
+fn payout<'a>(args: &'a PayoutArgs, tool: &'a str) -> Move<'a> {
+    Move { tool, mint: &args.mint, amount: &args.amount, destination: Some(&args.destination_pubkey) }
 }
 
 /// A tool error in the relay's shape: `{error, message, status}` (status null for a refusal made
@@ -157,9 +104,9 @@ impl OwnerTools {
 
     #[tool(description = "Swap from a managed wallet's public balance to a destination (POST \
                           /agents/v1/wallets/{id}/swap), signed here as the wallet's owner: a session to poll with \
-                          priv_session_status. MOVES REAL FUNDS.", input_schema = schema_for_type::<SwapArgs>())]
+                          priv_session_status. MOVES REAL FUNDS.", input_schema = schema_for_type::<WalletSwapArgs>())]
     async fn priv_swap_managed(&self, args: JsonObject) -> CallToolResult {
-        let a: SwapArgs = match parse(args) {
+        let a: WalletSwapArgs = match parse(args) {
             Ok(a) => a,
             Err(refusal) => return *refusal,
         };
@@ -207,7 +154,7 @@ impl OwnerTools {
             Ok(a) => a,
             Err(refusal) => return *refusal,
         };
-        if let Some(refusal) = self.refused(&a.payout("priv_shield")) {
+        if let Some(refusal) = self.refused(&payout(&a, "priv_shield")) {
             return refusal;
         }
         answer(
@@ -224,7 +171,7 @@ impl OwnerTools {
             Ok(a) => a,
             Err(refusal) => return *refusal,
         };
-        if let Some(refusal) = self.refused(&a.payout("priv_withdraw")) {
+        if let Some(refusal) = self.refused(&payout(&a, "priv_withdraw")) {
             return refusal;
         }
         let outcome = self

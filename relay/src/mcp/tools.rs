@@ -9,6 +9,7 @@ use rmcp::model::{CallToolResult, Implementation, JsonObject, RequestMetaObject,
 use rmcp::{ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use shared::mcp_args::{BalanceArgs, EncryptArgs, PayoutArgs, SessionArgs, WalletSwapArgs};
 
 use super::call::{self, RouteCall};
 
@@ -83,53 +84,9 @@ pub struct ExecuteArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionArgs {
-    /// The session id (uuid).
-    pub session_id: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
 pub struct CreateWalletArgs {
     /// Where the wallet's events are delivered (https URL).
     pub webhook_url: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ManagedSwapArgs {
-    pub wallet_id: String,
-    pub from_mint: String,
-    pub to_mint: String,
-    pub amount: String,
-    pub destination_pubkey: String,
-    pub slippage_bps: Option<u16>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EncryptArgs {
-    pub wallet_id: String,
-    pub mint: String,
-    pub amount: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ShieldArgs {
-    pub wallet_id: String,
-    pub mint: String,
-    pub amount: String,
-    /// A fresh wallet that receives the shielded amount.
-    pub destination_pubkey: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct BalanceArgs {
-    pub wallet_id: String,
-    /// Comma-separated mint addresses.
-    pub mints: String,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -299,9 +256,9 @@ impl Tools {
     #[tool(description = "Swap from a managed wallet's public balance to a destination (POST \
                           /agents/v1/wallets/{id}/swap): a session to poll; the enclave signs. A wallet created with an \
                           owner key needs the owner's signature, which this server cannot add: use svc, or svc mcp (a local tool server that signs as the owner). MOVES REAL FUNDS.",
-           input_schema = schema_for_type::<ManagedSwapArgs>())]
+           input_schema = schema_for_type::<WalletSwapArgs>())]
     async fn priv_swap_managed(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
-        let a: ManagedSwapArgs = match parse(args) {
+        let a: WalletSwapArgs = match parse(args) {
             Ok(a) => a,
             Err(refusal) => return *refusal,
         };
@@ -330,9 +287,9 @@ impl Tools {
                           /agents/v1/wallets/{id}/shield): four transactions with random delays, a session to poll; \
                           `amount` is one of the mint's denominations. A wallet created with an owner key needs the \
                           owner's signature, which this server cannot add: use svc, or svc mcp (a local tool server that signs as the owner). MOVES REAL FUNDS.",
-           input_schema = schema_for_type::<ShieldArgs>())]
+           input_schema = schema_for_type::<PayoutArgs>())]
     async fn priv_shield(&self, args: JsonObject, Extension(parts): Extension<Parts>) -> CallToolResult {
-        let a: ShieldArgs = match parse(args) {
+        let a: PayoutArgs = match parse(args) {
             Ok(a) => a,
             Err(refusal) => return *refusal,
         };
