@@ -412,3 +412,64 @@ async fn wallet_routes(db: common::Db, other_db: common::Db) {
     r.db.finish().await;
     other.db.finish().await;
 }
+
+async fn challenge(r: &Relay, wallet: &str) -> Value {
+    r.call("POST", "/api/v1/auth/challenge", None, Some(&json!({"wallet": wallet}).to_string())).await.1
+}
+
+async fn verify(r: &Relay, body: Value) -> (u16, Value) {
+    r.call("POST", "/api/v1/auth/verify", None, Some(&body.to_string())).await
+}
+
+/// A signature over `message` as the sign-in route reads it (base58).
+fn signed(key: &ed25519_dalek::SigningKey, message: &str) -> String {
+    use ed25519_dalek::Signer;
+    shared::ledger::format_id(&key.sign(message.as_bytes()).to_bytes())
+}
+
+#[tokio::test]
+async fn bad_sign_ins_are_refused_and_a_challenge_is_spent_once() {
+    let r = relay(false, json!({})).await;
+    let wallet_key = ed25519_dalek::SigningKey::from_bytes(&[11; 32]);
+    let wallet = Address(wallet_key.verifying_key().to_bytes()).to_string();
+    let ch = challenge(&r, &wallet).await;
+    let (nonce, message) = (ch["nonce"].clone(), ch["message"].as_str().unwrap().to_string());
+    // Signed by another key, or over another text: 401, and the challenge is spent.
+    let other = ed25519_dalek::SigningKey::from_bytes(&[12; 32]);
+    let by_other = json!({"wallet": wallet, "nonce": nonce, "signature": signed(&other, &message)});
+    expect(verify(&r, by_other).await, 401, "unauthorized", &[]);
+    let good_late = json!({"wallet": wallet, "nonce": nonce, "signature": signed(&wallet_key, &message)});
+    expect(verify(&r, good_late).await, 401, "unauthorized", &[]);
+    let over_other = json!({"wallet": wallet, "nonce": nonce, "signature": signed(&wallet_key, "another text")});
+    expect(verify(&r, over_other).await, 401, "unauthorized", &[]);
+    // A fresh challenge signed right: a key, once.
+    let ch = challenge(&r, &wallet).await;
+    let good = json!({"wallet": wallet, "nonce": ch["nonce"], "signature": signed(&wallet_key, ch["message"].as_str().unwrap())});
+    let (status, issued) = verify(&r, good.clone()).await;
+    assert_eq!(status, 201, "{issued}");
+    assert!(issued["apiKey"].as_str().is_some_and(|k| k.starts_with("sk_svc_")), "{issued}");
+    expect(verify(&r, good).await, 401, "unauthorized", &[]);
+    // Malformed challenges and answers.
+    let off_curve =
+        shared::address::receipt_address(&shared::keys::PromptHash([1; 32]), &shared::address::default_program_id());
+    for body in [json!({"wallet": "not-base58!"}), json!({"wallet": off_curve.to_string()}), json!({})] {
+        expect(r.call("POST", "/api/v1/auth/challenge", None, Some(&body.to_string())).await, 400, "bad_request", &[]);
+    }
+    let short = json!({"wallet": wallet, "nonce": "x", "signature": "short"});
+    expect(verify(&r, short).await, 400, "bad_request", &[]);
+    r.db.finish().await;
+}
+
+#[tokio::test]
+async fn the_models_list_matches_the_contract() {
+    let r = relay(false, json!({})).await;
+    let (status, body) = r.call("GET", "/api/v1/models", Some(KEY), None).await;
+    assert_eq!(status, 200, "{body}");
+    let data = body["data"].as_array().unwrap();
+    let ids: Vec<&str> = data.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["svc-gpu:gpt-oss:20b", "svc-gpu:gemma4:31b"]);
+    assert_eq!((data[0]["contextLength"].as_u64(), data[0]["status"].as_str()), (Some(8192), Some("Live")));
+    assert_eq!((data[1]["contextLength"].as_u64(), data[1]["status"].as_str()), (Some(262_144), Some("Soon")));
+    assert_eq!(data[0]["pricePerMillionTokens"], json!({"amount": "200000", "currency": "usdc"}));
+    r.db.finish().await;
+}
