@@ -103,7 +103,7 @@ async fn json_errors(response: Response) -> Response {
         s if s.is_client_error() => {
             RelayError::BadRequest(if text.trim().is_empty() { "the request was refused".into() } else { text })
         }
-        _ => RelayError::Internal,
+        _ => RelayError::Internal("the framework answered a server error"),
     };
     let mut rewritten = error.into_response();
     // Keep the framework's status (a 4xx we have no variant for stays what it was).

@@ -66,8 +66,10 @@ async fn dev_trust(State(app): State<App>) -> Result<Response, RelayError> {
     // Read on each request: the enclave writes its root when it starts, which may be after us.
     let root =
         std::fs::read_to_string(root).map_err(|_| RelayError::NotFound("the development root is not written yet"))?;
-    let measurements: serde_json::Value =
-        std::fs::read(measurements).ok().and_then(|b| serde_json::from_slice(&b).ok()).ok_or(RelayError::Internal)?;
+    let measurements: serde_json::Value = std::fs::read(measurements)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or(RelayError::Internal("the development measurements do not read"))?;
     let mut response = axum::Json(serde_json::json!({ "rootPem": root, "measurements": measurements })).into_response();
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(response)

@@ -294,7 +294,7 @@ impl Held {
     /// back the rest) or settles the x402 payment. Returns the report and, for x402, the
     /// settlement to attach. A refused settlement means nothing may be delivered.
     async fn settle(mut self, usage: Usage) -> Result<(BillingReport, Option<Settlement>), RelayError> {
-        let Some(mut charge) = self.charge.take() else { return Err(RelayError::Internal) };
+        let Some(mut charge) = self.charge.take() else { return Err(RelayError::Internal("a charge settled twice")) };
         let now = crate::unix_now();
         match &mut charge {
             Charge::Balance { usage_id: Some(id), amount, balance_after, price, .. } => {
@@ -398,7 +398,7 @@ where
     let _mark = MarkGoneOnDrop(gone.clone());
     tokio::spawn(work(Client(gone))).await.unwrap_or_else(|e| {
         tracing::error!(error = %e, "a detached call panicked");
-        Err(RelayError::Internal)
+        Err(RelayError::Internal("a detached call panicked"))
     })
 }
 
@@ -501,7 +501,7 @@ impl From<ChargeError> for RelayError {
             ),
             ChargeError::FreeTrialExhausted => RelayError::FreeTrialExhausted,
             // Payers are built only from requests that carry a payment (`Payer::x402`).
-            ChargeError::PaymentRequired => RelayError::Internal,
+            ChargeError::PaymentRequired => RelayError::Internal("a payer without a payment was asked to pay"),
             ChargeError::X402(e) => RelayError::X402(e),
             ChargeError::Store(e) => e.into(),
         }

@@ -18,7 +18,7 @@ impl From<BillingError> for RelayError {
             BillingError::Store(e) => e.into(),
             other => {
                 tracing::error!(error = %other, "billing error");
-                RelayError::Internal
+                RelayError::Internal("a billing error")
             }
         }
     }

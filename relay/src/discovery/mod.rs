@@ -63,7 +63,9 @@ impl DiscoveryConfig {
 pub fn cached_json(app: &App, headers: &HeaderMap, value: &impl Serialize) -> Response {
     let body = match serde_json::to_vec_pretty(value) {
         Ok(b) => b,
-        Err(_) => return crate::http::error::RelayError::Internal.into_response(),
+        Err(_) => {
+            return crate::http::error::RelayError::Internal("a discovery document did not serialize").into_response();
+        }
     };
     let etag = format!("\"{}\"", hex::encode(&shared::sha256(&body)[..16]));
     let cache = format!("public, max-age={}", app.discovery.max_age_secs);

@@ -19,7 +19,7 @@ pub(crate) async fn ask<T: DeserializeOwned>(
     body: &impl serde::Serialize,
 ) -> Result<T, RelayError> {
     let enclave = enclaves.any();
-    let body = Bytes::from(serde_json::to_vec(body).map_err(|_| RelayError::Internal)?);
+    let body = Bytes::from(serde_json::to_vec(body).map_err(|_| RelayError::Internal("a value did not serialize"))?);
     let answer = enclave.post_json(path, body).await.map_err(|_| enclave.unreachable())?;
     if answer.status == 200 {
         return serde_json::from_slice(&answer.body)

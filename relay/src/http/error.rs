@@ -64,8 +64,10 @@ pub enum RelayError {
     /// The client disconnected before the answer; nobody reads this error.
     #[error("the client closed the connection")]
     ClientGone,
+    /// A fault of the relay or its data, never of the request: the answer says only "internal
+    /// error", and the log says which (the cause).
     #[error("internal error")]
-    Internal,
+    Internal(&'static str),
     #[error("the request body did not arrive in time")]
     RequestTimeout,
     #[error("the database does not answer; retry shortly")]
@@ -112,7 +114,7 @@ impl RelayError {
             RelayError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),
             RelayError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
             RelayError::Model(_) => (502, codes::MODEL_ERROR),
-            RelayError::ClientGone | RelayError::Internal => (500, codes::INTERNAL),
+            RelayError::ClientGone | RelayError::Internal(_) => (500, codes::INTERNAL),
             RelayError::RequestTimeout => (408, codes::REQUEST_TIMEOUT),
             RelayError::DatabaseUnavailable => (503, codes::DATABASE_UNAVAILABLE),
             RelayError::X402(e) => (e.status().as_u16(), e.code()),
@@ -153,6 +155,9 @@ impl RelayError {
     pub fn respond(self, surface: Surface) -> Response {
         if let RelayError::X402(e) = self {
             return e.into_response();
+        }
+        if let RelayError::Internal(cause) = self {
+            tracing::error!(cause, "answered internal_error");
         }
         let (mut status, code) = self.status_and_code();
         // Encrypted `/agent` (contract §7): every failure is 500, never a plaintext fallback;
@@ -216,7 +221,7 @@ impl From<StoreError> for RelayError {
             return RelayError::DatabaseUnavailable;
         }
         tracing::error!(error = %e, "storage error");
-        RelayError::Internal
+        RelayError::Internal("a storage error")
     }
 }
 

@@ -89,7 +89,8 @@ pub async fn handle(
     };
     let done = super::run::<ProcessResponse>(&app, call).await?;
     let answer = done.value.enclave;
-    let content = serde_json::to_string(&answer.encrypted_response).map_err(|_| RelayError::Internal)?;
+    let content = serde_json::to_string(&answer.encrypted_response)
+        .map_err(|_| RelayError::Internal("a value did not serialize"))?;
     Ok(Json(SealedChatCompletion {
         id: format!("chatcmpl-{}", answer.receipt.address),
         object: "chat.completion",

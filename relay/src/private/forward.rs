@@ -84,7 +84,7 @@ async fn post(
     key_id: Option<[u8; 32]>,
 ) -> Result<Bytes, RelayError> {
     let enclave = app.enclaves.for_key(key_id).await?;
-    let body = Bytes::from(serde_json::to_vec(request).map_err(|_| RelayError::Internal)?);
+    let body = Bytes::from(serde_json::to_vec(request).map_err(|_| RelayError::Internal("a value did not serialize"))?);
     let answer = enclave.post_json(route.path(), body).await.map_err(|_| enclave.unreachable())?;
     if answer.status == 200 {
         return Ok(answer.body);
@@ -124,7 +124,7 @@ pub async fn commit_receipt(
         Err(CommitError::Duplicate) => Err(RelayError::DuplicateReceipt),
         Err(e) => {
             tracing::error!(error = %e, "receipt commit failed");
-            Err(RelayError::Internal)
+            Err(RelayError::Internal("a receipt commit failed"))
         }
     }
 }

@@ -90,8 +90,8 @@ async fn paid_chat(app: &App, headers: &HeaderMap, body: Body) -> Result<Respons
         price: Price::PerCall(app.x402.price()),
     };
     let done = super::run::<ProcessResponse>(app, call).await?;
-    let encrypted_response =
-        serde_json::to_string(&done.value.enclave.encrypted_response).map_err(|_| RelayError::Internal)?;
+    let encrypted_response = serde_json::to_string(&done.value.enclave.encrypted_response)
+        .map_err(|_| RelayError::Internal("a value did not serialize"))?;
     let body = PaidChat {
         encrypted_response,
         usage: done.value.enclave.usage.into(),

@@ -64,7 +64,7 @@ pub async fn by_tx(State(app): State<App>, Path(signature): Path<String>) -> Res
         Err(_) if on_chain => return Err(RelayError::NotFound("this transaction is not a receipt commit")),
         Err(e) => {
             tracing::error!(error = %e, "stored commit does not verify");
-            return Err(RelayError::Internal);
+            return Err(RelayError::Internal("a stored commit does not verify"));
         }
     };
     if commit.payer != app.commits.public_key() || commit.program_id != *app.commits.program_id() {
@@ -72,7 +72,7 @@ pub async fn by_tx(State(app): State<App>, Path(signature): Path<String>) -> Res
             return Err(RelayError::NotFound("this transaction was not made by this relay's ledger key"));
         }
         tracing::error!("stored commit was not made by this ledger");
-        return Err(RelayError::Internal);
+        return Err(RelayError::Internal("a stored commit was not made by this ledger"));
     }
     let address = receipt_address(&commit.prompt_hash, &commit.program_id);
     let stored = app.store.receipt_by_address(&address.to_string()).await?;
@@ -80,7 +80,7 @@ pub async fn by_tx(State(app): State<App>, Path(signature): Path<String>) -> Res
     // commit on a real blockhash, so only its data (the address) has to agree.
     if !on_chain && stored.as_ref().is_some_and(|s| s.tx_signature != canonical) {
         tracing::error!("receipt and commit disagree");
-        return Err(RelayError::Internal);
+        return Err(RelayError::Internal("a receipt and its commit disagree"));
     }
     receipt_response(stored)
 }

@@ -192,12 +192,18 @@ async fn open(
         expires_at: expires_at as u64,
     };
     let opened = enclave::open_session(&app.enclaves, &terms).await?;
-    let parsed = terms.parse().map_err(|_| RelayError::Internal)?;
-    let ephemeral = shared::address::Address::parse(&opened.commitment.ephemeral_pubkey).ok_or(RelayError::Internal)?;
+    let parsed = terms.parse().map_err(|_| RelayError::Internal("the session terms just built do not parse"))?;
+    let ephemeral = shared::address::Address::parse(&opened.commitment.ephemeral_pubkey)
+        .ok_or(RelayError::Internal("the enclave's session key is not base58"))?;
     let lamports = session_lamports(agents).await?;
-    let decimals = agents.config.mint(&pair.from_mint).map(|m| m.decimals).ok_or(RelayError::Internal)?;
+    let decimals = agents
+        .config
+        .mint(&pair.from_mint)
+        .map(|m| m.decimals)
+        .ok_or(RelayError::Internal("a checked mint left the configuration"))?;
     let tx = funding::build(&parsed, &ephemeral, decimals, lamports, blockhash.blockhash);
-    let from = agents.config.mint(&pair.from_mint).ok_or(RelayError::Internal)?;
+    let from =
+        agents.config.mint(&pair.from_mint).ok_or(RelayError::Internal("a checked mint left the configuration"))?;
     let bucketing = buckets::bucket(pair.amount, from);
     let session = Session {
         id: session_id.clone(),
@@ -217,7 +223,8 @@ async fn open(
         funding_valid_height: blockhash.last_valid_block_height as i64,
         ephemeral: ephemeral.to_string(),
         object_id: opened.object.id.clone(),
-        commitment_json: serde_json::to_string(&opened.commitment).map_err(|_| RelayError::Internal)?,
+        commitment_json: serde_json::to_string(&opened.commitment)
+            .map_err(|_| RelayError::Internal("a value did not serialize"))?,
         bucketed: bucketing.as_ref().is_some_and(|b| b.bucketed),
         bucket_label: bucketing.as_ref().map(|b| b.label.clone()),
         funding_tx_sig: None,
@@ -301,7 +308,9 @@ async fn execute_session(app: &App, id: &str, body: Body) -> Result<Running, Rel
     if sessions::funded_by(&app.store, &signature).await?.is_some() {
         return Err(funding_used());
     }
-    let object = crate::enclaves::objects::load(&app.store, &session.object_id).await?.ok_or(RelayError::Internal)?;
+    let object = crate::enclaves::objects::load(&app.store, &session.object_id)
+        .await?
+        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
     let check = StepRequest::CheckFunding { blob: object.blob, funding_tx_sig: signature.clone() };
     let deadline = tokio::time::Instant::now() + FUNDING_VISIBLE_WAIT;
     let answer = loop {

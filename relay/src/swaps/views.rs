@@ -144,7 +144,8 @@ pub async fn attestation(State(app): State<App>, Path(id): Path<String>) -> Resu
         };
         return Err(RelayError::NotFound(message));
     };
-    let receipt: SwapReceipt = serde_json::from_str(json).map_err(|_| RelayError::Internal)?;
+    let receipt: SwapReceipt =
+        serde_json::from_str(json).map_err(|_| RelayError::Internal("a stored JSON value does not parse"))?;
     let agents = super::agents(&app)?;
     let link = |signature: &str| agents.config.explorer_tx_url.replace("{signature}", signature);
     Ok(Json(AttestationView {

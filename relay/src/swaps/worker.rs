@@ -160,7 +160,9 @@ async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, Relay
 
 /// The enclave's step on this session's sealed key.
 async fn ask(app: &App, s: &Session, request: impl FnOnce(String) -> StepRequest) -> Result<StepAnswer, RelayError> {
-    let object = crate::enclaves::objects::load(&app.store, &s.object_id).await?.ok_or(RelayError::Internal)?;
+    let object = crate::enclaves::objects::load(&app.store, &s.object_id)
+        .await?
+        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
     enclave::step(&app.enclaves, &request(object.blob)).await
 }
 
@@ -213,8 +215,10 @@ async fn expire(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
     if height <= s.funding_valid_height as u64 {
         return Ok(Next::Later(2));
     }
-    let key = shared::address::Address::parse(&s.ephemeral).ok_or(RelayError::Internal)?;
-    let mint = shared::address::Address::parse(&s.from_mint).ok_or(RelayError::Internal)?;
+    let key = shared::address::Address::parse(&s.ephemeral)
+        .ok_or(RelayError::Internal("a stored session key is not base58"))?;
+    let mint = shared::address::Address::parse(&s.from_mint)
+        .ok_or(RelayError::Internal("a stored session's mint is not base58"))?;
     let held = agents
         .chain
         .token_balance(&shared::swap::funding::token_account(&key, &mint))
@@ -281,8 +285,9 @@ async fn refund(app: &App, s: &mut Session) -> Result<Next, RelayError> {
 
 /// Sends the recorded transaction (again) and waits for the chain's verdict.
 async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
-    let pending = s.pending.clone().ok_or(RelayError::Internal)?;
-    let bytes = shared::b64::decode(&pending.transaction).map_err(|_| RelayError::Internal)?;
+    let pending = s.pending.clone().ok_or(RelayError::Internal("a session lacks its pending transaction"))?;
+    let bytes = shared::b64::decode(&pending.transaction)
+        .map_err(|_| RelayError::Internal("a stored transaction is not base64"))?;
     let wait = Duration::from_secs(agents.config.timeout_secs.min(agents.config.lease_secs / 2).max(1));
     let wait = match agents.chain.send_transaction(&bytes).await {
         Ok(_) | Err(ChainError::AlreadyProcessed) => wait,
@@ -367,7 +372,7 @@ async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
 async fn attest(app: &App, s: &mut Session) -> Result<Next, RelayError> {
     if s.attestation_tx_sig.is_none() {
         let (Some(funding), Some(last)) = (s.funding_tx_sig.clone(), s.final_tx_sig.clone()) else {
-            return Err(RelayError::Internal);
+            return Err(RelayError::Internal("a settled session lacks its transactions"));
         };
         let answer =
             ask(app, s, |blob| StepRequest::Attest { blob, funding_tx_sig: funding, final_tx_sig: last }).await?;
@@ -378,17 +383,18 @@ async fn attest(app: &App, s: &mut Session) -> Result<Next, RelayError> {
         }
         let commit = app.commits.commit_swap(&receipt, crate::unix_now()).await.map_err(|e| {
             tracing::error!(session = %s.id, error = %e, "swap receipt not committed");
-            RelayError::Internal
+            RelayError::Internal("a swap receipt was not committed")
         })?;
         crate::failpoint::hit("swap:receipt:committed");
         // The commit stored the receipt on the row; keep this copy in step with it.
-        let stored = sessions::get(&app.store, &s.id).await?.ok_or(RelayError::Internal)?;
+        let stored =
+            sessions::get(&app.store, &s.id).await?.ok_or(RelayError::Internal("a session vanished while worked"))?;
         s.receipt_json = stored.receipt_json;
         s.attestation_address = stored.attestation_address;
         s.attestation_tx_sig = Some(commit);
     }
-    let receipt: shared::swap::SwapReceipt =
-        serde_json::from_str(s.receipt_json.as_deref().unwrap_or_default()).map_err(|_| RelayError::Internal)?;
+    let receipt: shared::swap::SwapReceipt = serde_json::from_str(s.receipt_json.as_deref().unwrap_or_default())
+        .map_err(|_| RelayError::Internal("a stored JSON value does not parse"))?;
     s.actual_out = Some(receipt.actual_out);
     s.state = state::SETTLED.into();
     s.reason = None;

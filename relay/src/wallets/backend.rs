@@ -109,13 +109,18 @@ impl EnclavePoolBackend<'_> {
     }
 
     async fn blob(&self, object_id: &str) -> Result<String, RelayError> {
-        Ok(objects::load(self.store, object_id).await?.ok_or(RelayError::Internal)?.blob)
+        Ok(objects::load(self.store, object_id)
+            .await?
+            .ok_or(RelayError::Internal("a stored sealed object is missing"))?
+            .blob)
     }
 
     /// The pool key's sealed object, made by the enclave the first time any relay asks.
     pub async fn pool(&self) -> Result<SealedObject, RelayError> {
         if let Some(id) = pool_object_id(self.store).await? {
-            return objects::load(self.store, &id).await?.ok_or(RelayError::Internal);
+            return objects::load(self.store, &id)
+                .await?
+                .ok_or(RelayError::Internal("a stored sealed object is missing"));
         }
         let object: SealedObject = ask(self.enclaves, "/privacy/pool", &json!({})).await?;
         let address = object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a pool key without its address"))?;
@@ -131,8 +136,10 @@ impl EnclavePoolBackend<'_> {
             Ok(_) => Ok(object),
             // Another relay made one first: use it (the object made here is never used).
             Err(e) if is_unique_violation(&e) => {
-                let id = pool_object_id(self.store).await?.ok_or(RelayError::Internal)?;
-                objects::load(self.store, &id).await?.ok_or(RelayError::Internal)
+                let id = pool_object_id(self.store)
+                    .await?
+                    .ok_or(RelayError::Internal("the pool's sealed object is not recorded"))?;
+                objects::load(self.store, &id).await?.ok_or(RelayError::Internal("a stored sealed object is missing"))
             }
             Err(e) => Err(e.into()),
         }
@@ -400,7 +407,7 @@ async fn insert_payout(
     .bind(&order.mint)
     .bind(&order.amount)
     .bind(&order.destination)
-    .bind(serde_json::to_string(order).map_err(|_| RelayError::Internal)?)
+    .bind(serde_json::to_string(order).map_err(|_| RelayError::Internal("a value did not serialize"))?)
     .bind(&payout.transaction)
     .bind(&payout.signature)
     .bind(payout.last_valid_block_height as i64)

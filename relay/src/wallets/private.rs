@@ -50,7 +50,9 @@ pub async fn wallet_request(
     body: &[u8],
     auth: Option<OwnerAuth>,
 ) -> Result<WalletRequest, RelayError> {
-    let object = crate::enclaves::objects::load(&app.store, &wallet.object_id).await?.ok_or(RelayError::Internal)?;
+    let object = crate::enclaves::objects::load(&app.store, &wallet.object_id)
+        .await?
+        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
     Ok(WalletRequest { wallet: object.blob, body: shared::b64::encode(body), auth })
 }
 
@@ -65,7 +67,9 @@ pub async fn start_encrypt(
 ) -> Result<Session, RelayError> {
     let agents = agents(app)?;
     let (id, signed): (String, SignedTx) = backend(app, agents).encrypt(request).await?;
-    let pool = super::backend::pool_address(&app.store).await?.ok_or(RelayError::Internal)?;
+    let pool = super::backend::pool_address(&app.store)
+        .await?
+        .ok_or(RelayError::Internal("the pool's address is not recorded"))?;
     let now = crate::unix_now();
     let session = Session {
         id,
@@ -143,7 +147,8 @@ pub async fn start_swap(
         funding_valid_height: funding.last_valid_block_height as i64,
         ephemeral: opened.commitment.ephemeral_pubkey.clone(),
         object_id: opened.object.id.clone(),
-        commitment_json: serde_json::to_string(&opened.commitment).map_err(|_| RelayError::Internal)?,
+        commitment_json: serde_json::to_string(&opened.commitment)
+            .map_err(|_| RelayError::Internal("a value did not serialize"))?,
         funding_tx_sig: Some(funding.signature.clone()),
         pending: Some(Pending {
             kind: KIND_FUND.into(),
@@ -229,9 +234,10 @@ pub(super) async fn record_start(
 /// audit entry and event written with the book.
 pub async fn credit(app: &App, s: &mut Session) -> Result<(), RelayError> {
     let agents = agents(app)?;
-    let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal)?;
-    let wallet = records::get(&app.store, &wallet_id).await?.ok_or(RelayError::Internal)?;
-    let signature = s.funding_tx_sig.clone().ok_or(RelayError::Internal)?;
+    let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal("a wallet session lacks its wallet"))?;
+    let wallet =
+        records::get(&app.store, &wallet_id).await?.ok_or(RelayError::Internal("a session's wallet vanished"))?;
+    let signature = s.funding_tx_sig.clone().ok_or(RelayError::Internal("a session lacks its funding signature"))?;
     let data = json!({"walletId": wallet.id, "sessionId": s.id, "mint": s.from_mint, "amount": s.amount,
                       "txSignature": signature});
     backend(app, agents).credit(&wallet, &s.from_mint, &signature, data).await?;
@@ -272,7 +278,8 @@ async fn land(
     payout: &SignedTx,
     wait: Duration,
 ) -> Result<bool, RelayError> {
-    let bytes = shared::b64::decode(&payout.transaction).map_err(|_| RelayError::Internal)?;
+    let bytes = shared::b64::decode(&payout.transaction)
+        .map_err(|_| RelayError::Internal("a stored transaction is not base64"))?;
     match agents.chain.send_transaction(&bytes).await {
         Ok(_) | Err(ChainError::AlreadyProcessed) => {}
         Err(ChainError::Unreachable(e)) => return Err(RelayError::Chain(ChainError::Unreachable(e))),

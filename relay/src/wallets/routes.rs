@@ -203,7 +203,9 @@ pub async fn certificate(
     State(app): State<App>,
     OwnedWallet { wallet, .. }: OwnedWallet,
 ) -> Result<Json<shared::privacy::WalletCertificate>, RelayError> {
-    let object = crate::enclaves::objects::load(&app.store, &wallet.object_id).await?.ok_or(RelayError::Internal)?;
+    let object = crate::enclaves::objects::load(&app.store, &wallet.object_id)
+        .await?
+        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
     let request = shared::privacy::PrivacyRequest::Certificate { wallet: object.blob };
     let answer: shared::privacy::PrivacyAnswer =
         crate::enclaves::objects::ask(&app.enclaves, "/privacy/step", &request).await?;
@@ -225,7 +227,7 @@ pub async fn fund_intent(
     let agents = crate::swaps::agents(&app)?;
     let FundIntentBody { mint, amount, payer_pubkey: payer } = asked;
     let decimals = agents.mint("mint", &mint)?.decimals;
-    let to = Address::parse(&wallet.address).ok_or(RelayError::Internal)?;
+    let to = Address::parse(&wallet.address).ok_or(RelayError::Internal("a stored wallet address is not base58"))?;
     if payer == to {
         return Err(RelayError::input(codes::INVALID_FIELD, "`payerPubkey` is the wallet itself"));
     }
@@ -283,7 +285,7 @@ pub async fn balance(
     if mints.len() > MAX_MINTS {
         return Err(RelayError::input(codes::INVALID_FIELD, format!("`mints` lists at most {MAX_MINTS} mints")));
     }
-    let owner = Address::parse(&wallet.address).ok_or(RelayError::Internal)?;
+    let owner = Address::parse(&wallet.address).ok_or(RelayError::Internal("a stored wallet address is not base58"))?;
     let backend = super::private::backend(&app, agents);
     let names: Vec<String> = mints.iter().map(Address::to_string).collect();
     // Private balances as the enclave reads them from the sealed books.
@@ -438,7 +440,8 @@ pub async fn encrypt(
 
 /// The answer kept for a session an owner request started (a retry of the same request).
 fn started(earlier: &serde_json::Value) -> Result<Json<WalletSessionStarted>, RelayError> {
-    let session_id = earlier["sessionId"].as_str().ok_or(RelayError::Internal)?.to_string();
+    let session_id =
+        earlier["sessionId"].as_str().ok_or(RelayError::Internal("a kept answer lacks its session id"))?.to_string();
     let estimated_seconds = earlier["estimatedSeconds"].as_u64().unwrap_or_default();
     Ok(Json(WalletSessionStarted { session_id, status: "running", estimated_seconds }))
 }
@@ -560,8 +563,8 @@ pub async fn withdraw(
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);
     if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "withdraw").await? {
-        let order: shared::privacy::WithdrawalOrder =
-            serde_json::from_value(earlier["order"].clone()).map_err(|_| RelayError::Internal)?;
+        let order: shared::privacy::WithdrawalOrder = serde_json::from_value(earlier["order"].clone())
+            .map_err(|_| RelayError::Internal("a stored JSON value does not parse"))?;
         let landed = super::private::order_landed(&app, &order.order_id).await?;
         return Ok(Json(WalletWithdrawn {
             queue_signature: order.signature.clone(),

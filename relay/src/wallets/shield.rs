@@ -90,11 +90,14 @@ pub async fn start(
 /// One step of a shield session without a pending transaction (the worker lands those).
 pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
     let backend = super::private::backend(app, agents);
-    let hop = crate::enclaves::objects::load(&app.store, &s.object_id).await?.ok_or(RelayError::Internal)?;
+    let hop = crate::enclaves::objects::load(&app.store, &s.object_id)
+        .await?
+        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
     let delay = || agents.config.wallets.shield_delay();
     match s.state.as_str() {
         state::CREDITING => {
-            let signature = s.funding_tx_sig.clone().ok_or(RelayError::Internal)?;
+            let signature =
+                s.funding_tx_sig.clone().ok_or(RelayError::Internal("a session lacks its funding signature"))?;
             if let Err(e) = backend.shield_credit(&hop, &s.from_mint, &signature).await {
                 return crate::swaps::worker::refused_credit(s, e);
             }
@@ -105,8 +108,10 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
             // Recorded by an earlier attempt whose session save did not happen: the hop's row
             // says so (the enclave may have dropped the order from the book once it landed).
             if hop_payout(app, &s.id).await?.is_none() {
-                let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal)?;
-                let wallet = records::get(&app.store, &wallet_id).await?.ok_or(RelayError::Internal)?;
+                let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal("a wallet session lacks its wallet"))?;
+                let wallet = records::get(&app.store, &wallet_id)
+                    .await?
+                    .ok_or(RelayError::Internal("a session's wallet vanished"))?;
                 backend.shield_hop(&wallet, &hop, &s.from_mint).await?;
                 agents.wallets.wake.notify_one();
             }
@@ -114,7 +119,8 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
             Ok(Next::Later(2))
         }
         state::HOPPING => {
-            let (signature, landed) = hop_payout(app, &s.id).await?.ok_or(RelayError::Internal)?;
+            let (signature, landed) =
+                hop_payout(app, &s.id).await?.ok_or(RelayError::Internal("a shield hop lacks its payout"))?;
             s.swap_tx_sig = Some(signature);
             match landed {
                 true => {

@@ -237,7 +237,7 @@ impl EnclavePoolBackend<'_> {
             // The witness acknowledged a book whose parent is not the stored head: only a
             // database changed behind this relay's back does that.
             tracing::error!(mint = %step.mint, version = step.version, "an acknowledged book does not follow the stored head");
-            return Err(RelayError::Internal);
+            return Err(RelayError::Internal("an acknowledged book does not follow the stored head"));
         }
         self.carry_out(&mut tx, &step.intent, released).await?;
         tx.commit().await.map_err(StoreError::from)?;
@@ -333,5 +333,5 @@ impl EnclavePoolBackend<'_> {
 }
 
 fn json<T: Serialize>(value: &T) -> Result<String, RelayError> {
-    serde_json::to_string(value).map_err(|_| RelayError::Internal)
+    serde_json::to_string(value).map_err(|_| RelayError::Internal("a value did not serialize"))
 }

@@ -87,9 +87,10 @@ pub fn new_secret() -> String {
 
 /// `webhook-signature` of one message: `v1,<base64 HMAC-SHA256(id.timestamp.body)>`.
 pub fn sign(secret: &str, id: &str, timestamp: i64, body: &str) -> Result<String, RelayError> {
-    let key =
-        shared::b64::decode(secret.strip_prefix(SECRET_PREFIX).unwrap_or(secret)).map_err(|_| RelayError::Internal)?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(&key).map_err(|_| RelayError::Internal)?;
+    let key = shared::b64::decode(secret.strip_prefix(SECRET_PREFIX).unwrap_or(secret))
+        .map_err(|_| RelayError::Internal("a stored webhook secret is not base64"))?;
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(&key).map_err(|_| RelayError::Internal("the webhook key does not fit HMAC"))?;
     mac.update(format!("{id}.{timestamp}.{body}").as_bytes());
     Ok(format!("v1,{}", shared::b64::encode(mac.finalize().into_bytes())))
 }

@@ -140,7 +140,7 @@ async fn keep(app: &App, answer: &WitnessAnswer) -> Result<bool, RelayError> {
     {
         return Ok(false);
     }
-    let text = serde_json::to_string(answer).map_err(|_| RelayError::Internal)?;
+    let text = serde_json::to_string(answer).map_err(|_| RelayError::Internal("a value did not serialize"))?;
     let done = sqlx::query(
         "UPDATE privacy_book_steps SET answer_json = $1, updated_at = $2 WHERE digest = $3 AND answer_json IS NULL",
     )

@@ -28,7 +28,9 @@ pub async fn owner_of(app: &AppState, key_id: &str) -> Result<String, RelayError
     match inserted {
         Ok(_) => Ok(owner),
         // Two asks at once: the first one's owner stands (the other key stays sealed, unused).
-        Err(e) if is_unique_violation(&e) => stored(app, key_id).await?.ok_or(RelayError::Internal),
+        Err(e) if is_unique_violation(&e) => {
+            stored(app, key_id).await?.ok_or(RelayError::Internal("a deposit address vanished after a conflict"))
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -60,7 +60,8 @@ pub async fn address(
     let key_id = caller.key_id;
     enabled(&app)?;
     let owner = addresses::owner_of(&app, &key_id).await?;
-    let owner_address = shared::address::Address::parse(&owner).ok_or(RelayError::Internal)?;
+    let owner_address =
+        shared::address::Address::parse(&owner).ok_or(RelayError::Internal("a stored deposit owner is not base58"))?;
     let token_accounts = app
         .deposits
         .config

@@ -42,7 +42,7 @@ pub async fn run(app: App) {
 pub async fn scan(app: &App, chain: &RpcChain) -> Result<(), RelayError> {
     let accepted = app.deposits.config.accepted();
     for (key_id, owner) in addresses::all(app).await? {
-        let owner = Address::parse(&owner).ok_or(RelayError::Internal)?;
+        let owner = Address::parse(&owner).ok_or(RelayError::Internal("a stored deposit owner is not base58"))?;
         let mut watched = vec![owner];
         watched.extend(accepted.iter().map(|(mint, _)| shared::swap::funding::token_account(&owner, mint)));
         for address in watched {
