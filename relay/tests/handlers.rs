@@ -93,7 +93,7 @@ impl Relay {
         let wallet = relay::wallets::records::Wallet {
             id: id.into(),
             key_id: relay::accounts::key_id(KEY),
-            address: address.to_string(),
+            address,
             object_id: "0".repeat(32),
             owner_pubkey: None,
             network: "localnet".into(),

@@ -371,7 +371,8 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             let book = book(self.store, mint).await?.map(|b| b.blob);
             let request = PrivacyRequest::Balance { wallet: wallet_blob.clone(), book, mint: mint.clone() };
             let statement = self.step(&request).await.ok().and_then(|a| a.balance_statement);
-            let ours = |s: &BalanceStatement| s.verify().is_ok() && s.wallet == wallet.address && s.mint == *mint;
+            let ours =
+                |s: &BalanceStatement| s.verify().is_ok() && s.wallet == wallet.address.to_string() && s.mint == *mint;
             balances.push(statement.filter(ours));
         }
         Ok(balances)

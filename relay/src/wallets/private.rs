@@ -77,7 +77,7 @@ pub async fn start_encrypt(
         state: state::ENCRYPTING.into(),
         wallet_id: Some(wallet.id.clone()),
         owner: Some(wallet.key_id.clone()),
-        payer: wallet.address.clone(),
+        payer: wallet.address.to_string(),
         from_mint: mint.into(),
         to_mint: mint.into(),
         amount: amount.to_string(),
@@ -87,7 +87,7 @@ pub async fn start_encrypt(
         min_out: amount.to_string(),
         expires_at: now + 3600,
         funding_valid_height: signed.last_valid_block_height as i64,
-        ephemeral: wallet.address.clone(),
+        ephemeral: wallet.address.to_string(),
         object_id: wallet.object_id.clone(),
         commitment_json: "{}".into(),
         funding_tx_sig: Some(signed.signature.clone()),
@@ -125,7 +125,7 @@ pub async fn start_swap(
     let agents = agents(app)?;
     let (opened, funding) = backend(app, agents).swap(request).await?;
     let terms = &opened.commitment.terms;
-    if terms.payer != wallet.address || opened.commitment.verify().is_err() {
+    if terms.payer != wallet.address.to_string() || opened.commitment.verify().is_err() {
         return Err(RelayError::EnclaveAnswer("the enclave's managed swap session is not this wallet's"));
     }
     let now = crate::unix_now();

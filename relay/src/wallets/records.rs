@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use shared::address::Address;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -14,7 +15,7 @@ use crate::store::{Store, StoreError, is_busy_snapshot};
 pub struct Wallet {
     pub id: String,
     pub key_id: String,
-    pub address: String,
+    pub address: Address,
     pub object_id: String,
     pub owner_pubkey: Option<String>,
     pub network: String,
@@ -50,7 +51,8 @@ fn wallet_from(r: &AnyRow) -> Result<Wallet, sqlx::Error> {
     Ok(Wallet {
         id: r.try_get("id")?,
         key_id: r.try_get("key_id")?,
-        address: r.try_get("address")?,
+        address: Address::parse(&r.try_get::<String, _>("address")?)
+            .ok_or_else(|| sqlx::Error::Decode("wallets.address is not base58".into()))?,
         object_id: r.try_get("object_id")?,
         owner_pubkey: r.try_get("owner_pubkey")?,
         network: r.try_get("network")?,
@@ -81,7 +83,7 @@ pub async fn insert(store: &Store, w: &Wallet, created: Operation, now_ms: i64) 
         )
         .bind(&w.id)
         .bind(&w.key_id)
-        .bind(&w.address)
+        .bind(w.address.to_string())
         .bind(&w.object_id)
         .bind(&w.owner_pubkey)
         .bind(&w.network)

@@ -157,11 +157,12 @@ pub async fn create(
     {
         return Err(RelayError::EnclaveAnswer("the enclave's wallet certificate is not this wallet's"));
     }
+    let key = Address::parse(&address).ok_or(RelayError::EnclaveAnswer("a wallet key that is not base58"))?;
     crate::enclaves::objects::insert(&app.store, &object, crate::unix_now()).await?;
     let wallet = Wallet {
         id: wallet_id,
         key_id,
-        address: address.clone(),
+        address: key,
         object_id: object.id,
         owner_pubkey: owner_pubkey.clone(),
         network: agents.config.network.clone(),
@@ -227,14 +228,14 @@ pub async fn fund_intent(
     let agents = crate::swaps::agents(&app)?;
     let FundIntentBody { mint, amount, payer_pubkey: payer } = asked;
     let decimals = agents.mint("mint", &mint)?.decimals;
-    let to = Address::parse(&wallet.address).ok_or(RelayError::Internal("a stored wallet address is not base58"))?;
+    let to = wallet.address;
     if payer == to {
         return Err(RelayError::input(codes::INVALID_FIELD, "`payerPubkey` is the wallet itself"));
     }
     let blockhash = agents.chain.latest_blockhash().await.map_err(RelayError::Chain)?;
     let tx = fund::intent(&payer, &to, &mint, amount, decimals, blockhash.blockhash);
     let data = json!({"walletId": wallet.id, "mint": mint.to_string(), "amount": amount.to_string(),
-                      "payerPubkey": payer.to_string(), "to": wallet.address});
+                      "payerPubkey": payer.to_string(), "to": wallet.address.to_string()});
     records::record(
         &app.store,
         &wallet.id,
@@ -248,7 +249,7 @@ pub async fn fund_intent(
         mint: mint.to_string(),
         amount: amount.to_string(),
         token_account: shared::swap::funding::token_account(&to, &mint).to_string(),
-        to: wallet.address,
+        to: wallet.address.to_string(),
         last_valid_block_height: blockhash.last_valid_block_height,
     }))
 }
@@ -285,7 +286,7 @@ pub async fn balance(
     if mints.len() > MAX_MINTS {
         return Err(RelayError::input(codes::INVALID_FIELD, format!("`mints` lists at most {MAX_MINTS} mints")));
     }
-    let owner = Address::parse(&wallet.address).ok_or(RelayError::Internal("a stored wallet address is not base58"))?;
+    let owner = wallet.address;
     let backend = super::private::backend(&app, agents);
     let names: Vec<String> = mints.iter().map(Address::to_string).collect();
     // Private balances as the enclave reads them from the sealed books.
@@ -465,7 +466,7 @@ pub async fn swap(
     let agents = crate::swaps::agents(&app)?;
     let asked: ManagedSwapBody = Fields::parse(&bytes)?;
     let pair = Pair::check(agents, asked.from_mint, asked.to_mint, asked.amount, asked.slippage_bps)?;
-    if asked.destination_pubkey.to_string() == wallet.address {
+    if asked.destination_pubkey == wallet.address {
         return Err(RelayError::input(codes::INVALID_FIELD, "`destinationPubkey` must not be the wallet itself"));
     }
     let auth = owner_auth(&headers)?;
@@ -519,8 +520,7 @@ pub async fn shield(
         let message = format!("a shield moves one of the mint's denominations: {}", listed.join(", "));
         return Err(RelayError::input(codes::INVALID_AMOUNT, message));
     }
-    let destination = destination_pubkey.to_string();
-    if destination == wallet.address {
+    if destination_pubkey == wallet.address {
         return Err(RelayError::input(
             codes::INVALID_FIELD,
             "`destinationPubkey` must be a fresh address, not the wallet",
@@ -533,6 +533,7 @@ pub async fn shield(
     }
     within_pool_allowance(&app, agents, &key_id).await?;
     let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
+    let destination = destination_pubkey.to_string();
     let session =
         super::shield::start(&app, &wallet, request, (&mint.to_string(), amount, destination), kept.as_ref()).await?;
     Ok(Json(WalletSessionStarted {

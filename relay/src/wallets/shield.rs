@@ -53,7 +53,7 @@ pub async fn start(
         state: state::DEPOSITING.into(),
         wallet_id: Some(wallet.id.clone()),
         owner: Some(wallet.key_id.clone()),
-        payer: wallet.address.clone(),
+        payer: wallet.address.to_string(),
         from_mint: mint.into(),
         to_mint: mint.into(),
         amount: amount.to_string(),
