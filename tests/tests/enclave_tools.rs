@@ -142,8 +142,8 @@ fn the_enclave_is_small() {
 }
 
 /// Features the image's enclave does not enable: items gated by them are not compiled in.
-const OFF_FEATURES: [&str; 8] =
-    ["sender", "ledger", "measure", "dev-quotes", "swap-client", "send", "remember-platforms", "gpu-ppcie"];
+const OFF_FEATURES: [&str; 9] =
+    ["sender", "ledger", "measure", "dev-quotes", "swap-client", "send", "remember-platforms", "gpu-ppcie", "mcp-args"];
 
 /// Lines that are not blank and not comments, without items gated by a feature the image does
 /// not enable, and up to a test module (`#[cfg(test)] mod … {`, which comes last in our files;
