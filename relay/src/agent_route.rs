@@ -103,7 +103,7 @@ async fn agent(
     // A caller that sends a key must send a good one; without one, a guest pays with x402
     // when it sends a payment (contract §4.1), else with a free message.
     let payer = match headers.contains_key(header::AUTHORIZATION) {
-        true => Payer::Key(app.keys.check(headers, "chat").await?),
+        true => Payer::Key(app.keys.check::<crate::accounts::keys::Chat>(headers).await?),
         false => Payer::x402(headers, format!("{}/agent", app.public_url)).unwrap_or(Payer::Guest(address)),
     };
     let price = Price::PerCall(app.prices.agent_call);

@@ -51,8 +51,10 @@ impl ApiKeys {
     }
 
     /// Checks `Authorization: Bearer sk_svc_…` (contract §5): 401 for a missing, malformed,
-    /// unknown or revoked key, 403 when the key lacks `scope`.
-    pub async fn check(&self, headers: &HeaderMap, scope: &str) -> Result<Caller, RelayError> {
+    /// unknown or revoked key, 403 when the key lacks the scope `S`. Routes whose caller always
+    /// needs a key take [`Authorized`] instead.
+    pub async fn check<S: Scope>(&self, headers: &HeaderMap) -> Result<Caller, RelayError> {
+        let scope = S::NAME;
         let key = bearer(headers)?;
         let currency = requested_currency(headers)?;
         if self.configured.contains(&shared::sha256(key.as_bytes())) {
@@ -108,7 +110,7 @@ impl<S: Scope> FromRequestParts<App> for Authorized<S> {
     type Rejection = RelayError;
 
     async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, RelayError> {
-        Ok(Authorized { caller: app.keys.check(&parts.headers, S::NAME).await?, scope: PhantomData })
+        Ok(Authorized { caller: app.keys.check::<S>(&parts.headers).await?, scope: PhantomData })
     }
 }
 

@@ -7,12 +7,13 @@ use ed25519_dalek::{Signature, VerifyingKey};
 use shared::address::Address;
 use sqlx::Row;
 
+use super::keys::{Account, Chat, Keys, Scope, Swap};
 use crate::store::{Store, StoreError};
 
 /// Scopes a key can hold: `chat` (private inference and the agent), `account` (balance,
 /// usage, deposits), `swap` (the Agent Privacy API), `keys` (list, rotate and revoke the
 /// wallet's keys).
-pub const SCOPES: [&str; 4] = ["chat", "account", "swap", "keys"];
+pub const SCOPES: [&str; 4] = [Chat::NAME, Account::NAME, Swap::NAME, Keys::NAME];
 /// What a sign-in that names no scopes gets: everything but managing keys.
 pub const DEFAULT_SCOPES: &str = "chat account swap";
 

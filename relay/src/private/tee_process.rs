@@ -32,7 +32,7 @@ pub async fn handle(State(app): State<App>, headers: HeaderMap, body: Body) -> R
 }
 
 async fn process(app: &App, headers: &HeaderMap, body: Body) -> Result<ProcessResponse, RelayError> {
-    let caller = app.keys.check(headers, "chat").await?;
+    let caller = app.keys.check::<crate::accounts::keys::Chat>(headers).await?;
     let request = parse(&body::read(body, body::MAX_PRIVATE_BODY).await?)?;
     let call = Call {
         route: EnclaveRoute::Process,

@@ -115,7 +115,7 @@ pub async fn payer(
     description: &str,
 ) -> Result<Result<Payer, Response>, RelayError> {
     if headers.contains_key(header::AUTHORIZATION) {
-        return Ok(Ok(Payer::Key(app.keys.check(headers, "swap").await?)));
+        return Ok(Ok(Payer::Key(app.keys.check::<crate::accounts::keys::Swap>(headers).await?)));
     }
     let resource = format!("{}{path}", app.public_url);
     match Payer::x402(headers, resource.clone()) {
