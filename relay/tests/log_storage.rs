@@ -1,7 +1,8 @@
 //! The transparency log on SQLite, and on PostgreSQL when `DATABASE_URL` is set (a fresh
 //! database per test): receipts committed from many tasks through two relays' pools get
 //! dense, unique leaf indexes and the root an in-memory tree computes; proofs from the stored
-//! nodes verify; anchoring writes each head once, across restarts and two relays.
+//! nodes verify; anchoring writes each head once, across restarts and two relays; a single
+//! commit outlasts SQLite's write lock held elsewhere past the busy timeout.
 
 use std::sync::Arc;
 
@@ -252,5 +253,32 @@ async fn sqlite_backfill() {
 async fn postgres_backfill() {
     let Some(db) = common::postgres("log_backfill").await else { return };
     backfill(&db.url).await;
+    db.finish().await;
+}
+
+/// A single commit (a receipt alone, an anchor) that meets SQLite's write lock held by another
+/// connection past the busy timeout, at the log head's lock or any later statement, waits and
+/// tries again: it is committed once the lock is released, not refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_single_commit_outlasts_a_write_lock_held_past_the_busy_timeout() {
+    use sqlx::Connection;
+    let db = common::sqlite().await;
+    let r = relay(&db.url).await;
+    let (first, h) = receipt(0);
+    r.commits.commit(&first, &h, 1).await.unwrap();
+    // Another writer (a rate window, a refund on another connection) holds the write lock for
+    // longer than the pool's busy timeout (5 s).
+    let mut other = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut other).await.unwrap();
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(6_500)).await;
+        sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
+    });
+    let (second, h) = receipt(1);
+    let id = r.commits.commit(&second, &h, 2).await.expect("committed once the lock is released");
+    release.await.unwrap();
+    let store = r.log.store();
+    assert!(store.commit_by_signature(&id).await.unwrap().is_some());
+    assert_eq!(stored_leaves(store).await.len(), 2, "one leaf each, the retried one included");
     db.finish().await;
 }

@@ -247,28 +247,13 @@ impl CommitLog {
         for attempt in 1..=crate::store::BUSY_ATTEMPTS {
             let mut turn = self.store.write_turn().await;
             let mut tx = turn.begin().await?;
-            crate::receipts::log::append::lock_head(&mut tx).await?;
-            let last = self.store.last_commit(&mut tx).await?;
-            let (seq, blockhash) = match last {
-                Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),
-                None => (0, [0u8; 32]),
-            };
-            let (bytes, id) = record.transaction(&self.key, &self.program_id, &blockhash);
-            let inserted = match self.store.insert_commit(&mut tx, seq, &id, &bytes, now).await {
-                Ok(()) => record.store(&self.store, &mut tx, &id, now).await,
-                Err(e) => Err(e),
-            };
-            let inserted = match inserted {
-                Ok(true) if self.queue_for_chain => super::outbox::enqueue(&mut tx, &id, now).await.map(|()| true),
-                other => other,
-            };
-            match inserted {
-                Ok(true) => match tx.commit().await {
+            match self.write_one(&mut tx, &record, now).await {
+                Ok(Some(id)) => match tx.commit().await {
                     Ok(()) => return Ok(id),
                     Err(e) => return Err(CommitError::Store(e.into())),
                 },
                 // The record was already committed (a swap receipt): nothing to append.
-                Ok(false) => return Err(CommitError::Duplicate),
+                Ok(None) => return Err(CommitError::Duplicate),
                 Err(e) if is_unique_violation(&e) => {
                     drop(tx);
                     drop(turn);
@@ -278,7 +263,8 @@ impl CommitLog {
                     }
                 }
                 // SQLite: another connection (a rate window, a refund) held the write lock
-                // past the busy timeout: try again, without holding the writers' turn.
+                // past the busy timeout, at any statement (the head's lock included): try
+                // again, without holding the writers' turn.
                 Err(e) if is_busy_snapshot(&e) => {
                     drop(tx);
                     drop(turn);
@@ -288,6 +274,30 @@ impl CommitLog {
             }
         }
         Err(CommitError::Store(StoreError::Corrupt("could not append a commit: the database stayed busy")))
+    }
+
+    /// One commit chained after the last, with its record, inside `tx`: the commit's id, or
+    /// `None` when the record was committed already.
+    async fn write_one(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        record: &Record<'_>,
+        now: i64,
+    ) -> Result<Option<String>, StoreError> {
+        crate::receipts::log::append::lock_head(tx).await?;
+        let (seq, blockhash) = match self.store.last_commit(tx).await? {
+            Some(c) => (c.seq + 1, shared::ledger::link_hash(&c.tx)),
+            None => (0, [0u8; 32]),
+        };
+        let (bytes, id) = record.transaction(&self.key, &self.program_id, &blockhash);
+        self.store.insert_commit(tx, seq, &id, &bytes, now).await?;
+        if !record.store(&self.store, tx, &id, now).await? {
+            return Ok(None);
+        }
+        if self.queue_for_chain {
+            super::outbox::enqueue(tx, &id, now).await?;
+        }
+        Ok(Some(id))
     }
 }
 
