@@ -44,6 +44,7 @@ async fn main() {
 }
 
 async fn run() -> Result<(), String> {
+    relay::failpoint::check_environment()?;
     let (config_path, args) = parse_args()?;
     let config = RelayConfig::load(config_path.as_deref()).map_err(|e| e.to_string())?;
     match args.first().map(String::as_str) {
