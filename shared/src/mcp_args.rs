@@ -66,3 +66,22 @@ pub struct BalanceArgs {
     /// Comma-separated mint addresses.
     pub mints: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_or_misspelt_argument_is_refused() {
+        let good = serde_json::json!({"walletId": "w", "fromMint": "a", "toMint": "b", "amount": "1",
+                                      "destinationPubkey": "d", "slippageBps": 50});
+        let args: WalletSwapArgs = serde_json::from_value(good.clone()).unwrap();
+        assert_eq!(args.slippage_bps, Some(50));
+        let mut misspelt = good;
+        misspelt.as_object_mut().unwrap().remove("slippageBps");
+        misspelt["slipageBps"] = serde_json::json!(5000);
+        let refused = serde_json::from_value::<WalletSwapArgs>(misspelt).unwrap_err().to_string();
+        assert!(refused.contains("unknown field `slipageBps`"), "{refused}");
+        assert!(serde_json::from_value::<SessionArgs>(serde_json::json!({"sessionId": "s", "x": 1})).is_err());
+    }
+}
