@@ -3,6 +3,7 @@
 //! system prompt, and BRAID guided reasoning. The five tools of encrypted mode, the tool trait
 //! and the loop come from the `agent` crate, which the enclave compiles.
 
+mod api;
 pub mod braid;
 pub mod config;
 pub mod fetch;

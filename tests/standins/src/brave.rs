@@ -73,13 +73,8 @@ async fn search(State(app): State<App>, headers: HeaderMap, Query(query): Query<
             "The provided subscription token is invalid.",
         );
     }
-    match app.recorder.failure() {
-        Some(Failure::Status(code)) => {
-            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            return (status, [("content-type", "application/json")], FAILURE_BODY).into_response();
-        }
-        Some(Failure::Garbage) => return (StatusCode::OK, "<html>definitely not json</html>").into_response(),
-        None => {}
+    if let Some(failure) = app.recorder.forced_failure(FAILURE_BODY) {
+        return failure;
     }
     let q = seen.param("q").unwrap_or_default().to_string();
     if q.trim().is_empty() || q.chars().count() > 400 {

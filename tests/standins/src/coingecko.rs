@@ -57,13 +57,8 @@ async fn trending(State(app): State<App>, headers: HeaderMap) -> Response {
         let body = json!({"status": {"error_code": 10002, "error_message": "API Key Missing or invalid"}});
         return (StatusCode::UNAUTHORIZED, Json(body)).into_response();
     }
-    match app.recorder.failure() {
-        Some(Failure::Status(code)) => {
-            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            return (status, [("content-type", "application/json")], FAILURE_BODY).into_response();
-        }
-        Some(Failure::Garbage) => return (StatusCode::OK, "<html>definitely not json</html>").into_response(),
-        None => {}
+    if let Some(failure) = app.recorder.forced_failure(FAILURE_BODY) {
+        return failure;
     }
     let coins: Vec<Value> = (1..=15u64)
         .map(|i| {

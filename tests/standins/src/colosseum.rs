@@ -23,13 +23,12 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::Running;
+use crate::{Incoming, Running};
 
 pub use crate::{Log, Seen};
 
@@ -53,14 +52,9 @@ fn invalid(message: &str) -> Response {
     error(StatusCode::BAD_REQUEST, "INVALID_QUERY", message, false)
 }
 
-async fn handle(
-    State(stand): State<Arc<Stand>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    crate::record(&stand.log, Seen::new(&method, &uri, &headers, &body));
+async fn handle(State(stand): State<Arc<Stand>>, request: Incoming) -> Response {
+    crate::record(&stand.log, request.seen());
+    let Incoming { method, uri, headers, body } = request;
 
     let auth = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or("");
     if auth.strip_prefix("Bearer ") != Some(stand.token.as_str()) {

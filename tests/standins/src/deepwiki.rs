@@ -27,13 +27,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::Running;
+use crate::{Incoming, Running};
 
 /// How responses are framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,14 +63,9 @@ fn rpc_error(status: StatusCode, code: i64, message: &str, id: Value) -> Respons
         .into_response()
 }
 
-async fn handle(
-    State(stand): State<Arc<Stand>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    crate::record(&stand.log, Seen::new(&method, &uri, &headers, &body));
+async fn handle(State(stand): State<Arc<Stand>>, request: Incoming) -> Response {
+    crate::record(&stand.log, request.seen());
+    let Incoming { method, uri, headers, body } = request;
 
     if uri.path() != "/mcp" {
         return (StatusCode::NOT_FOUND, "Not found").into_response();

@@ -28,13 +28,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::Running;
+use crate::{Incoming, Running};
 
 pub use crate::{Log, Seen};
 
@@ -61,14 +60,9 @@ fn not_found() -> Response {
     error(StatusCode::NOT_FOUND, "Not Found", "https://docs.github.com/rest")
 }
 
-async fn handle(
-    State(stand): State<Arc<Stand>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    crate::record(&stand.log, Seen::new(&method, &uri, &headers, &body));
+async fn handle(State(stand): State<Arc<Stand>>, request: Incoming) -> Response {
+    crate::record(&stand.log, request.seen());
+    let Incoming { method, uri, headers, body: _ } = request;
 
     if !headers.contains_key(header::USER_AGENT) {
         return error(

@@ -76,14 +76,7 @@ fn gate(app: &App, uri: &Uri, headers: &HeaderMap, query: &[(String, String)]) -
     {
         return Some((StatusCode::UNAUTHORIZED, Json(json!({"code": 401, "message": "Unauthorized"}))).into_response());
     }
-    match app.recorder.failure() {
-        Some(Failure::Status(code)) => {
-            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            Some((status, [("content-type", "application/json")], FAILURE_BODY).into_response())
-        }
-        Some(Failure::Garbage) => Some((StatusCode::OK, "<html>definitely not json</html>").into_response()),
-        None => None,
-    }
+    app.recorder.forced_failure(FAILURE_BODY)
 }
 
 fn bad_request(message: &str, code: Option<&str>) -> Response {

@@ -19,7 +19,10 @@ pub mod web;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use axum::http::{HeaderMap, Method, Uri};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 /// A running stand-in: its base URL (no trailing slash) and the server task.
@@ -81,6 +84,32 @@ impl Seen {
     }
 }
 
+/// A whole request, as the stand-ins that log every request take it.
+pub(crate) struct Incoming {
+    pub method: Method,
+    pub uri: Uri,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Incoming {
+    pub fn seen(&self) -> Seen {
+        Seen::new(&self.method, &self.uri, &self.headers, &self.body)
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for Incoming {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Response> {
+        let (parts, body) = request.into_parts();
+        let body = Bytes::from_request(Request::from_parts(parts.clone(), body), state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        Ok(Incoming { method: parts.method, uri: parts.uri, headers: parts.headers, body })
+    }
+}
+
 /// What a stand-in was asked, in order.
 pub type Log = Arc<Mutex<Vec<Seen>>>;
 
@@ -128,5 +157,19 @@ impl<S: Clone, F: Copy> Recorder<S, F> {
     }
     pub(crate) fn push(&self, seen: S) {
         self.seen.lock().unwrap_or_else(|e| e.into_inner()).push(seen);
+    }
+}
+
+impl<S: Clone> Recorder<S> {
+    /// The forced failure's answer, if one is set: the status with `failure_body` (a detail the
+    /// client must not repeat), or 200 with a body that is not JSON. `None` means go on.
+    pub(crate) fn forced_failure(&self, failure_body: &'static str) -> Option<Response> {
+        match self.failure()? {
+            Failure::Status(code) => {
+                let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+                Some((status, [("content-type", "application/json")], failure_body).into_response())
+            }
+            Failure::Garbage => Some((StatusCode::OK, "<html>definitely not json</html>").into_response()),
+        }
     }
 }

@@ -26,13 +26,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::Running;
+use crate::{Incoming, Running};
 
 pub const PAGE_ID: &str = "59833787-2cf9-4fdf-8782-e53db20768a5";
 pub const DATABASE_ID: &str = "a8aec43c-6dc8-4bb6-9e5b-7a0a3e7f5b21";
@@ -62,14 +61,9 @@ fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-async fn handle(
-    State(stand): State<Arc<Stand>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    crate::record(&stand.log, Seen::new(&method, &uri, &headers, &body));
+async fn handle(State(stand): State<Arc<Stand>>, request: Incoming) -> Response {
+    crate::record(&stand.log, request.seen());
+    let Incoming { method, uri, headers, body } = request;
 
     let auth = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or("");
     if auth.strip_prefix("Bearer ") != Some(stand.token.as_str()) {

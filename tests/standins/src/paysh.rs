@@ -28,13 +28,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::Running;
+use crate::{Incoming, Running};
 
 pub use crate::{Log, Seen};
 
@@ -56,14 +55,9 @@ pub async fn start() -> (Running, Log) {
 const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 const PAY_TO: &str = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 
-async fn handle(
-    State(stand): State<Arc<Stand>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    crate::record(&stand.log, Seen::new(&method, &uri, &headers, &body));
+async fn handle(State(stand): State<Arc<Stand>>, request: Incoming) -> Response {
+    crate::record(&stand.log, request.seen());
+    let Incoming { method, uri, headers, body } = request;
 
     let base = stand.base.get().cloned().unwrap_or_default();
     let paid = headers.contains_key("x-payment") || headers.contains_key("payment-signature");

@@ -205,14 +205,7 @@ impl App {
     /// Records the request, then answers a forced failure; `None` means go on.
     fn gate(&self, seen: Seen) -> Option<Response> {
         self.recorder.push(seen);
-        match self.recorder.failure() {
-            Some(Failure::Status(code)) => {
-                let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-                Some((status, [("content-type", "application/json")], FAILURE_BODY).into_response())
-            }
-            Some(Failure::Garbage) => Some((StatusCode::OK, "<html>definitely not json</html>").into_response()),
-            None => None,
-        }
+        self.recorder.forced_failure(FAILURE_BODY)
     }
 
     fn tampering(&self) -> Option<Tamper> {

@@ -19,12 +19,13 @@
 //! refused with 400), so only documented keys are sent. Errors come back as
 //! `{error, code, retryable}`; only the status reaches the model.
 
-use reqwest::{StatusCode, Url};
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::http::{cut_value, read_capped, transport_error};
+use crate::api::{Api, Key};
+use crate::http::cut_value;
 use agent::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
-use agent::tools::{ToolContext, Upstream};
+use agent::tools::ToolContext;
 
 const PROVIDER: &str = "colosseum";
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -35,47 +36,21 @@ const MAX_SNIPPET_CHARS: usize = 600;
 
 #[derive(Clone)]
 struct Colosseum {
-    http: reqwest::Client,
-    upstream: Option<Upstream>,
+    api: Api,
 }
 
 impl Colosseum {
     fn new(ctx: &ToolContext) -> Self {
-        Colosseum { http: ctx.http.clone(), upstream: ctx.upstream(PROVIDER).cloned() }
-    }
-
-    fn configured(&self, tool: &'static str) -> Result<&Upstream, ToolError> {
-        self.upstream.as_ref().filter(|u| u.api_key.is_some()).ok_or(ToolError::NotConfigured(tool))
+        Colosseum { api: Api::new(ctx, PROVIDER, Key::Required, status_error) }
     }
 
     async fn post(&self, tool: &'static str, segments: &[&str], body: Value) -> Result<Value, ToolError> {
-        let upstream = self.configured(tool)?;
-        let key = upstream.api_key.as_ref().ok_or(ToolError::NotConfigured(tool))?;
-        let mut url = Url::parse(&upstream.base_url).map_err(|_| ToolError::NotConfigured(tool))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ToolError::NotConfigured(tool));
-        }
-        url.set_query(None);
-        url.set_fragment(None);
-        url.path_segments_mut().map_err(|_| ToolError::NotConfigured(tool))?.pop_if_empty().extend(segments);
-        let response = self
-            .http
-            .post(url)
-            .bearer_auth(key.as_str())
-            .header(reqwest::header::ACCEPT, "application/json")
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| transport_error(PROVIDER, &e))?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(status_error(status));
-        }
-        let body = read_capped(PROVIDER, response, MAX_BODY_BYTES).await?;
-        let value: Value = serde_json::from_slice(&body)
-            .map_err(|_| ToolError::Upstream(format!("{PROVIDER}: the answer is not valid JSON")))?;
+        let url = self.api.endpoint(tool, segments)?;
+        let request =
+            self.api.request(tool, Method::POST, url)?.header(reqwest::header::ACCEPT, "application/json").json(&body);
+        let value = self.api.json(request, "answer", MAX_BODY_BYTES).await?;
         if !value["results"].is_array() {
-            return Err(ToolError::Upstream(format!("{PROVIDER}: unexpected answer")));
+            return Err(self.api.unexpected("answer"));
         }
         Ok(value)
     }
@@ -141,7 +116,7 @@ impl Tool for ColosseumSearch {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.colosseum.configured(tool)?;
+            self.colosseum.api.upstream(tool)?;
             let query = query_arg(args)?;
             let limit = opt_u64_arg(args, "limit", 25)?.unwrap_or(8).max(1);
             let mut body = json!({"query": query, "limit": limit});
@@ -240,7 +215,7 @@ impl Tool for ColosseumArchives {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.colosseum.configured(tool)?;
+            self.colosseum.api.upstream(tool)?;
             let query = query_arg(args)?;
             let limit = opt_u64_arg(args, "limit", 10)?.unwrap_or(5).max(1);
             let body = json!({"query": query, "limit": limit, "maxChunksPerDoc": 1});

@@ -23,6 +23,7 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
+use super::github;
 use crate::http::{cut, read_capped, transport_error};
 use agent::tool::{Args, Tool, ToolError, ToolFuture, str_arg};
 use agent::tools::{ToolContext, Upstream};
@@ -92,15 +93,8 @@ fn repo_arg(args: &Args) -> Result<String, ToolError> {
     let repo = str_arg(args, "repo")?.trim();
     let bad = || ToolError::BadArguments("`repo` must be a GitHub repository as `owner/repo`".into());
     let (owner, name) = repo.split_once('/').ok_or_else(bad)?;
-    for part in [owner, name] {
-        let ok = !part.is_empty()
-            && part.len() <= 100
-            && part != "."
-            && part != ".."
-            && part.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-        if !ok {
-            return Err(bad());
-        }
+    if !github::is_name(owner) || !github::is_name(name) {
+        return Err(bad());
     }
     Ok(format!("{owner}/{name}"))
 }

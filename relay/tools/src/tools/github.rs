@@ -18,12 +18,13 @@
 //! argument can leave `/repos/{owner}/{repo}/contents/` or add a query or fragment.
 
 use base64::Engine as _;
-use reqwest::{StatusCode, Url};
+use reqwest::{Method, StatusCode, Url};
 use serde_json::{Value, json};
 
-use crate::http::{cut, cut_value, read_capped, transport_error};
+use crate::api::{Api, Key};
+use crate::http::{cut, cut_value};
 use agent::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
-use agent::tools::{ToolContext, Upstream};
+use agent::tools::ToolContext;
 
 const PROVIDER: &str = "github";
 const DEFAULT_LIMIT: u64 = 10;
@@ -35,53 +36,24 @@ const MAX_DESCRIPTION_CHARS: usize = 300;
 /// The contents API serves files up to 1 MB inline (base64, so ~1.4 MB of JSON).
 const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
-/// What the three tools share: the client and the resolved upstream.
+/// What the three tools share: the API, and GitHub's own headers.
 #[derive(Clone)]
 struct Github {
-    http: reqwest::Client,
-    upstream: Option<Upstream>,
+    api: Api,
 }
 
 impl Github {
     fn new(ctx: &ToolContext) -> Self {
-        Github { http: ctx.http.clone(), upstream: ctx.upstream(PROVIDER).cloned() }
-    }
-
-    fn upstream(&self, tool: &'static str) -> Result<&Upstream, ToolError> {
-        self.upstream.as_ref().ok_or(ToolError::NotConfigured(tool))
-    }
-
-    /// The base URL with `segments` appended, each percent-encoded as one path segment.
-    fn endpoint(&self, tool: &'static str, segments: &[&str]) -> Result<Url, ToolError> {
-        let upstream = self.upstream(tool)?;
-        let mut url = Url::parse(&upstream.base_url).map_err(|_| ToolError::NotConfigured(tool))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ToolError::NotConfigured(tool));
-        }
-        url.set_query(None);
-        url.set_fragment(None);
-        url.path_segments_mut().map_err(|_| ToolError::NotConfigured(tool))?.pop_if_empty().extend(segments);
-        Ok(url)
+        Github { api: Api::new(ctx, PROVIDER, Key::Optional, status_error) }
     }
 
     async fn get(&self, tool: &'static str, url: Url) -> Result<Value, ToolError> {
-        let upstream = self.upstream(tool)?;
-        let mut request = self
-            .http
-            .get(url)
+        let request = self
+            .api
+            .request(tool, Method::GET, url)?
             .header(reqwest::header::ACCEPT, "application/vnd.github+json")
             .header("X-GitHub-Api-Version", "2022-11-28");
-        if let Some(key) = &upstream.api_key {
-            request = request.bearer_auth(key.as_str());
-        }
-        let response = request.send().await.map_err(|e| transport_error(PROVIDER, &e))?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(status_error(status));
-        }
-        let body = read_capped(PROVIDER, response, MAX_BODY_BYTES).await?;
-        serde_json::from_slice(&body)
-            .map_err(|_| ToolError::Upstream(format!("{PROVIDER}: the answer is not valid JSON")))
+        self.api.json(request, "answer", MAX_BODY_BYTES).await
     }
 }
 
@@ -100,13 +72,16 @@ fn status_error(status: StatusCode) -> ToolError {
 }
 
 /// An owner or repository name: GitHub's characters only, never `.` or `..`.
-fn check_name(value: &str, key: &str) -> Result<(), ToolError> {
-    let ok = !value.is_empty()
+pub(crate) fn is_name(value: &str) -> bool {
+    !value.is_empty()
         && value.len() <= 100
         && value != "."
         && value != ".."
-        && value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if ok {
+        && value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+fn check_name(value: &str, key: &str) -> Result<(), ToolError> {
+    if is_name(value) {
         Ok(())
     } else {
         Err(ToolError::BadArguments(format!("`{key}` must be a GitHub name (letters, digits, `-`, `_`, `.`)")))
@@ -189,15 +164,14 @@ impl Tool for GithubListRepos {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.github.upstream(tool)?;
+            self.github.api.upstream(tool)?;
             let owner = str_arg(args, "owner")?.trim();
             check_name(owner, "owner")?;
             let limit = limit(args)?;
-            let mut url = self.github.endpoint(tool, &["users", owner, "repos"])?;
+            let mut url = self.github.api.endpoint(tool, &["users", owner, "repos"])?;
             url.query_pairs_mut().append_pair("per_page", &limit.to_string()).append_pair("sort", "updated");
             let answer = self.github.get(tool, url).await?;
-            let list =
-                answer.as_array().ok_or_else(|| ToolError::Upstream(format!("{PROVIDER}: unexpected answer")))?;
+            let list = answer.as_array().ok_or_else(|| self.github.api.unexpected("answer"))?;
             let repos: Vec<Value> = list
                 .iter()
                 .take(limit as usize)
@@ -255,7 +229,7 @@ impl Tool for GithubIssues {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.github.upstream(tool)?;
+            self.github.api.upstream(tool)?;
             let (owner, repo) = owner_and_repo(args)?;
             let state = match opt_str_arg(args, "state")?.map(|s| s.trim().to_ascii_lowercase()) {
                 None => "open".to_string(),
@@ -264,11 +238,10 @@ impl Tool for GithubIssues {
                 Some(_) => return Err(ToolError::BadArguments("`state` must be `open`, `closed` or `all`".into())),
             };
             let limit = limit(args)?;
-            let mut url = self.github.endpoint(tool, &["repos", &owner, &repo, "issues"])?;
+            let mut url = self.github.api.endpoint(tool, &["repos", &owner, &repo, "issues"])?;
             url.query_pairs_mut().append_pair("state", &state).append_pair("per_page", &limit.to_string());
             let answer = self.github.get(tool, url).await?;
-            let list =
-                answer.as_array().ok_or_else(|| ToolError::Upstream(format!("{PROVIDER}: unexpected answer")))?;
+            let list = answer.as_array().ok_or_else(|| self.github.api.unexpected("answer"))?;
             let issues: Vec<Value> = list
                 .iter()
                 .filter(|i| i.get("pull_request").is_none())
@@ -332,7 +305,7 @@ impl Tool for GithubReadFile {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.github.upstream(tool)?;
+            self.github.api.upstream(tool)?;
             let (owner, repo) = owner_and_repo(args)?;
             let segments = path_segments(opt_str_arg(args, "path")?.unwrap_or(""))?;
             let git_ref = opt_str_arg(args, "ref")?.map(str::trim).filter(|r| !r.is_empty());
@@ -345,7 +318,7 @@ impl Tool for GithubReadFile {
 
             let mut parts = vec!["repos", owner.as_str(), repo.as_str(), "contents"];
             parts.extend(segments.iter().copied());
-            let mut url = self.github.endpoint(tool, &parts)?;
+            let mut url = self.github.api.endpoint(tool, &parts)?;
             if let Some(r) = git_ref {
                 url.query_pairs_mut().append_pair("ref", r);
             }
@@ -354,7 +327,7 @@ impl Tool for GithubReadFile {
             match answer {
                 Value::Array(entries) => Ok(directory(&path, &entries)),
                 Value::Object(_) => file(&answer, offset),
-                _ => Err(ToolError::Upstream(format!("{PROVIDER}: unexpected answer"))),
+                _ => Err(self.github.api.unexpected("answer")),
             }
         })
     }

@@ -17,9 +17,10 @@
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value, json};
 
-use crate::http::{cut, read_capped, transport_error};
+use crate::api::{Api, Key};
+use crate::http::cut;
 use agent::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
-use agent::tools::{ToolContext, Upstream};
+use agent::tools::ToolContext;
 
 const PROVIDER: &str = "notion";
 const NOTION_VERSION: &str = "2022-06-28";
@@ -30,30 +31,12 @@ const MAX_PROPERTIES: usize = 25;
 
 #[derive(Clone)]
 struct Notion {
-    http: reqwest::Client,
-    upstream: Option<Upstream>,
+    api: Api,
 }
 
 impl Notion {
     fn new(ctx: &ToolContext) -> Self {
-        Notion { http: ctx.http.clone(), upstream: ctx.upstream(PROVIDER).cloned() }
-    }
-
-    /// The upstream, only when it has a key: every Notion call needs one.
-    fn configured(&self, tool: &'static str) -> Result<&Upstream, ToolError> {
-        self.upstream.as_ref().filter(|u| u.api_key.is_some()).ok_or(ToolError::NotConfigured(tool))
-    }
-
-    fn endpoint(&self, tool: &'static str, segments: &[&str]) -> Result<Url, ToolError> {
-        let upstream = self.configured(tool)?;
-        let mut url = Url::parse(&upstream.base_url).map_err(|_| ToolError::NotConfigured(tool))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ToolError::NotConfigured(tool));
-        }
-        url.set_query(None);
-        url.set_fragment(None);
-        url.path_segments_mut().map_err(|_| ToolError::NotConfigured(tool))?.pop_if_empty().extend(segments);
-        Ok(url)
+        Notion { api: Api::new(ctx, PROVIDER, Key::Required, status_error) }
     }
 
     async fn send(
@@ -63,27 +46,17 @@ impl Notion {
         url: Url,
         body: Option<Value>,
     ) -> Result<Value, ToolError> {
-        let upstream = self.configured(tool)?;
-        let key = upstream.api_key.as_ref().ok_or(ToolError::NotConfigured(tool))?;
         let mut request = self
-            .http
-            .request(method, url)
-            .bearer_auth(key.as_str())
+            .api
+            .request(tool, method, url)?
             .header("Notion-Version", NOTION_VERSION)
             .header(reqwest::header::ACCEPT, "application/json");
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response = request.send().await.map_err(|e| transport_error(PROVIDER, &e))?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(status_error(status));
-        }
-        let body = read_capped(PROVIDER, response, MAX_BODY_BYTES).await?;
-        let value: Value = serde_json::from_slice(&body)
-            .map_err(|_| ToolError::Upstream(format!("{PROVIDER}: the answer is not valid JSON")))?;
+        let value = self.api.json(request, "answer", MAX_BODY_BYTES).await?;
         if !value.is_object() {
-            return Err(ToolError::Upstream(format!("{PROVIDER}: unexpected answer")));
+            return Err(self.api.unexpected("answer"));
         }
         Ok(value)
     }
@@ -282,7 +255,7 @@ impl Tool for NotionSearch {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.notion.configured(tool)?;
+            self.notion.api.upstream(tool)?;
             let query = opt_str_arg(args, "query")?.unwrap_or("").trim();
             if query.chars().count() > 500 {
                 return Err(ToolError::BadArguments("`query` is too long".into()));
@@ -294,7 +267,7 @@ impl Tool for NotionSearch {
                 Some(kind @ ("page" | "database")) => body["filter"] = json!({"property": "object", "value": kind}),
                 Some(_) => return Err(ToolError::BadArguments("`type` must be `page` or `database`".into())),
             }
-            let url = self.notion.endpoint(tool, &["v1", "search"])?;
+            let url = self.notion.api.endpoint(tool, &["v1", "search"])?;
             let answer = self.notion.send(tool, Method::POST, url, Some(body)).await?;
             let found: Vec<Value> = results(&answer)?
                 .iter()
@@ -348,10 +321,10 @@ impl Tool for NotionGetPage {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.notion.configured(tool)?;
+            self.notion.api.upstream(tool)?;
             let id = notion_id(args, "page_id")?;
-            let page_url = self.notion.endpoint(tool, &["v1", "pages", &id])?;
-            let mut blocks_url = self.notion.endpoint(tool, &["v1", "blocks", &id, "children"])?;
+            let page_url = self.notion.api.endpoint(tool, &["v1", "pages", &id])?;
+            let mut blocks_url = self.notion.api.endpoint(tool, &["v1", "blocks", &id, "children"])?;
             blocks_url.query_pairs_mut().append_pair("page_size", "100");
             let (page, blocks) = tokio::try_join!(
                 self.notion.send(tool, Method::GET, page_url, None),
@@ -411,7 +384,7 @@ impl Tool for NotionQueryDatabase {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.notion.configured(tool)?;
+            self.notion.api.upstream(tool)?;
             let id = notion_id(args, "database_id")?;
             let limit = opt_u64_arg(args, "limit", 50)?.unwrap_or(20).max(1);
             let mut body = json!({"page_size": limit});
@@ -420,7 +393,7 @@ impl Tool for NotionQueryDatabase {
                 Some(filter @ Value::Object(_)) => body["filter"] = filter.clone(),
                 Some(_) => return Err(ToolError::BadArguments("`filter` must be a Notion filter object".into())),
             }
-            let url = self.notion.endpoint(tool, &["v1", "databases", &id, "query"])?;
+            let url = self.notion.api.endpoint(tool, &["v1", "databases", &id, "query"])?;
             let answer = self.notion.send(tool, Method::POST, url, Some(body)).await?;
             let rows: Vec<Value> = results(&answer)?
                 .iter()

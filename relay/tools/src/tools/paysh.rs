@@ -30,11 +30,12 @@
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{Map, Value, json};
 
+use crate::api::{Api, Key};
 use crate::config::FetchConfig;
 use crate::fetch::{FetchRequest, GuardedFetch};
-use crate::http::{cut, cut_value, read_capped_as, transport_error};
+use crate::http::{cut, cut_value};
 use agent::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
-use agent::tools::{ToolContext, Upstream};
+use agent::tools::ToolContext;
 
 const PROVIDER: &str = "paysh";
 /// The index lists every provider with prose; a few hundred KB today.
@@ -47,42 +48,20 @@ const MAX_ACCEPTS: usize = 5;
 
 #[derive(Clone)]
 struct Catalog {
-    http: reqwest::Client,
-    upstream: Option<Upstream>,
+    api: Api,
 }
 
 impl Catalog {
     fn new(ctx: &ToolContext) -> Self {
-        Catalog { http: ctx.http.clone(), upstream: ctx.upstream(PROVIDER).cloned() }
-    }
-
-    fn configured(&self, tool: &'static str) -> Result<&Upstream, ToolError> {
-        self.upstream.as_ref().ok_or(ToolError::NotConfigured(tool))
+        Catalog { api: Api::new(ctx, PROVIDER, Key::Optional, status_error) }
     }
 
     async fn get(&self, tool: &'static str, segments: &[&str]) -> Result<Value, ToolError> {
-        let upstream = self.configured(tool)?;
-        let mut url = Url::parse(&upstream.base_url).map_err(|_| ToolError::NotConfigured(tool))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ToolError::NotConfigured(tool));
-        }
-        url.set_query(None);
-        url.set_fragment(None);
-        url.path_segments_mut().map_err(|_| ToolError::NotConfigured(tool))?.pop_if_empty().extend(segments);
-        let mut request = self.http.get(url).header(reqwest::header::ACCEPT, "application/json");
-        if let Some(key) = &upstream.api_key {
-            request = request.bearer_auth(key.as_str());
-        }
-        let response = request.send().await.map_err(|e| transport_error(PROVIDER, &e))?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(status_error(status));
-        }
-        let body = read_capped_as(PROVIDER, "catalog", response, MAX_CATALOG_BYTES).await?;
-        let value: Value = serde_json::from_slice(&body)
-            .map_err(|_| ToolError::Upstream(format!("{PROVIDER}: the catalog is not valid JSON")))?;
+        let url = self.api.endpoint(tool, segments)?;
+        let request = self.api.request(tool, Method::GET, url)?.header(reqwest::header::ACCEPT, "application/json");
+        let value = self.api.json(request, "catalog", MAX_CATALOG_BYTES).await?;
         if !value.is_object() {
-            return Err(ToolError::Upstream(format!("{PROVIDER}: unexpected catalog answer")));
+            return Err(self.api.unexpected("catalog answer"));
         }
         Ok(value)
     }
@@ -209,7 +188,7 @@ impl Tool for PayshSearchApis {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.catalog.configured(tool)?;
+            self.catalog.api.upstream(tool)?;
             let query = opt_str_arg(args, "query")?.unwrap_or("").trim().to_lowercase();
             if query.chars().count() > 200 {
                 return Err(ToolError::BadArguments("`query` is too long".into()));
@@ -338,7 +317,7 @@ impl Tool for PayshCallApi {
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
-            self.catalog.configured(tool)?;
+            self.catalog.api.upstream(tool)?;
             let raw_url = str_arg(args, "url")?.trim();
             let url =
                 Url::parse(raw_url).map_err(|_| ToolError::BadArguments("`url` must be an absolute URL".into()))?;
