@@ -25,3 +25,8 @@ pub async fn post(url: &str, body: &Value, key: Option<&str>) -> (u16, Value) {
     }
     send(request).await
 }
+
+/// GETs `url` with `key` as the bearer token.
+pub async fn get_with_key(url: &str, key: &str) -> (u16, Value) {
+    send(reqwest::Client::new().get(url).bearer_auth(key)).await
+}

@@ -35,6 +35,13 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
+/// Runs `command` to its end: the exit code, stdout and stderr (as text).
+pub fn run(command: &mut std::process::Command) -> (i32, String, String) {
+    let out = command.output().expect("the command starts");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (out.status.code().expect("the command exited, not killed"), text(&out.stdout), text(&out.stderr))
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

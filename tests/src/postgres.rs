@@ -133,3 +133,28 @@ fn effective_uid() -> u32 {
         .and_then(|u| u.parse().ok())
         .unwrap_or(u32::MAX)
 }
+
+/// Runs `test` against a PostgreSQL server of its own, stopped after; skipped (with the reason
+/// printed by [`PrivatePostgres::start`]) where none can be started.
+pub async fn on_own_server<F: std::future::Future<Output = ()>>(test: impl FnOnce(Option<String>) -> F) {
+    let Some(pg) = tokio::task::spawn_blocking(PrivatePostgres::start).await.unwrap() else { return };
+    test(Some(pg.url())).await;
+    drop(pg);
+}
+
+/// Two tests of one body `async fn(database_url: Option<String>)`: on SQLite, and on a
+/// PostgreSQL server of the test's own ([`on_own_server`]).
+#[macro_export]
+macro_rules! on_sqlite_and_postgres {
+    ($body:ident: $on_sqlite:ident, $on_postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $on_sqlite() {
+            $body(None).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $on_postgres() {
+            $crate::postgres::on_own_server($body).await;
+        }
+    };
+}

@@ -17,18 +17,13 @@ async fn balance(stack: &Stack, key: Option<&str>) -> (u16, Value) {
 }
 
 fn admin(stack: &Stack, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(binary("relay"))
-        .arg("--config")
-        .arg(stack.dir.path().join("relay.json"))
-        .args(["admin", "credit"])
-        .args(args)
-        .env_remove("DATABASE_URL")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
+    e2e::run(
+        Command::new(binary("relay"))
+            .arg("--config")
+            .arg(stack.dir.path().join("relay.json"))
+            .args(["admin", "credit"])
+            .args(args)
+            .env_remove("DATABASE_URL"),
     )
 }
 

@@ -154,15 +154,7 @@ async fn a_failed_request_is_not_charged() {
     let (_, guest) = post(&f.stack, json!({"prompt": "hi"}), None).await;
     assert_eq!(guest["error"], "model_error");
     assert_eq!(guest["freeMessagesRemaining"], 5, "the failed guest call gave its free message back: {guest}");
-    let balance: Value = reqwest::Client::new()
-        .get(format!("{}/api/v1/balance", f.stack.relay_url))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let balance: Value = e2e::http::get_with_key(&format!("{}/api/v1/balance", f.stack.relay_url), &key).await.1;
     assert_eq!(balance["balances"][0], json!({"currency": "usdc", "amount": "1000"}), "refunded");
 }
 

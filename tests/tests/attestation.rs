@@ -16,20 +16,15 @@ fn options() -> ChatOptions {
 }
 
 fn svc(stack: &Stack, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(binary("svc"))
-        .arg("--relay")
-        .arg(&stack.relay_url)
-        .arg("--api-key")
-        .arg(&stack.api_key)
-        .arg("--measurements")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
+    e2e::run(
+        Command::new(binary("svc"))
+            .arg("--relay")
+            .arg(&stack.relay_url)
+            .arg("--api-key")
+            .arg(&stack.api_key)
+            .arg("--measurements")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json"))
+            .args(args),
     )
 }
 

@@ -72,15 +72,7 @@ async fn two_hundred_calls_against_fifty(database_url: Option<String>) {
     assert_eq!((ok, short), (50, 150));
     assert_eq!(usdc_balance(&stack.relay_url, &key).await, "0");
     // The usage listing shows exactly the 50 completed calls, newest first.
-    let usage: Value = reqwest::Client::new()
-        .get(format!("{}/api/v1/usage?limit=200", stack.relay_url))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let usage: Value = e2e::http::get_with_key(&format!("{}/api/v1/usage?limit=200", stack.relay_url), &key).await.1;
     let rows = usage["data"].as_array().unwrap();
     assert_eq!(rows.len(), 50);
     for query in ["limit=0", "limit=201", "cursor=junk", "cursor=x_use_1"] {
@@ -283,15 +275,7 @@ async fn chat_completions_are_sealed_openai_objects_billed_per_token() {
     let charged = (total * 200_000).div_ceil(1_000_000);
     assert_eq!(answer["billing"]["charged"], charged.to_string());
     assert_eq!(usdc_balance(&base, &key).await, (10_000 - charged).to_string());
-    let usage_list: Value = reqwest::Client::new()
-        .get(format!("{base}/api/v1/usage"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let usage_list: Value = e2e::http::get_with_key(&format!("{base}/api/v1/usage"), &key).await.1;
     let row = &usage_list["data"][0];
     assert_eq!(row["route"], "/api/v1/chat/completions");
     assert_eq!(row["charged"], charged.to_string());
@@ -358,15 +342,7 @@ async fn a_relay_killed_after_charging_gives_the_charge_back_after_restart() {
 
     let mut usage = Value::Null;
     for _ in 0..100 {
-        usage = reqwest::Client::new()
-            .get(format!("{base}/api/v1/usage"))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        usage = e2e::http::get_with_key(&format!("{base}/api/v1/usage"), &key).await.1;
         let rows = usage["data"].as_array().unwrap();
         if !rows.is_empty() && rows.iter().all(|r| r["status"] == "refunded") {
             break;

@@ -127,17 +127,7 @@ async fn concurrent_withdrawals(database_url: Option<String>) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_withdrawals_of_one_balance_pay_it_once() {
-    concurrent_withdrawals(None).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn on_postgres_concurrent_withdrawals_of_one_balance_pay_it_once() {
-    let Some(pg) = tokio::task::spawn_blocking(e2e::postgres::PrivatePostgres::start).await.unwrap() else { return };
-    concurrent_withdrawals(Some(pg.url())).await;
-    drop(pg);
-}
+e2e::on_sqlite_and_postgres!(concurrent_withdrawals: concurrent_withdrawals_of_one_balance_pay_it_once, on_postgres_concurrent_withdrawals_of_one_balance_pay_it_once);
 
 /// One deposit credited twice from one book (two siblings), then a withdrawal from each: the
 /// witness keeps one sibling; the other opens nowhere, and the deposit counts once.

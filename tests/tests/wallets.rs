@@ -251,19 +251,7 @@ async fn a_wallet_is_created_funded_audited_and_its_webhooks_verify() {
     assert!(log["deliveries"].as_array().unwrap().iter().all(|d| d["httpStatus"] == 204), "{log}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn webhooks_are_retried_after_the_receiver_was_down_and_none_is_lost_across_a_relay_kill() {
-    retried_and_kept(None).await;
-}
-
-/// The same on PostgreSQL (a server of the test's own; skipped where none can be started, as
-/// tests/tests/faults_restart.rs is).
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn on_postgres_webhooks_are_retried_and_none_is_lost_across_a_relay_kill() {
-    let Some(pg) = tokio::task::spawn_blocking(e2e::postgres::PrivatePostgres::start).await.unwrap() else { return };
-    retried_and_kept(Some(pg.url())).await;
-    drop(pg);
-}
+e2e::on_sqlite_and_postgres!(retried_and_kept: webhooks_are_retried_after_the_receiver_was_down_and_none_is_lost_across_a_relay_kill, on_postgres_webhooks_are_retried_and_none_is_lost_across_a_relay_kill);
 
 /// A delivery is guarded too: a URL allowed at create is refused at delivery once the
 /// configuration no longer allows its address (as a host whose DNS moved to a private address

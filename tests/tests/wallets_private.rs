@@ -287,17 +287,7 @@ struct Kept {
     private: u64,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn reserves_stay_solvent_through_a_random_mix_concurrency_and_a_relay_kill() {
-    mix_and_kill(None).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn on_postgres_reserves_stay_solvent_through_a_random_mix_concurrency_and_a_relay_kill() {
-    let Some(pg) = tokio::task::spawn_blocking(e2e::postgres::PrivatePostgres::start).await.unwrap() else { return };
-    mix_and_kill(Some(pg.url())).await;
-    drop(pg);
-}
+e2e::on_sqlite_and_postgres!(mix_and_kill: reserves_stay_solvent_through_a_random_mix_concurrency_and_a_relay_kill, on_postgres_reserves_stay_solvent_through_a_random_mix_concurrency_and_a_relay_kill);
 
 async fn mix_and_kill(database_url: Option<String>) {
     let (mut w, hook) = world_on(database_url).await;
