@@ -7,7 +7,7 @@ mod common;
 
 use relay::receipts::CommitLog;
 use relay::store::Store;
-use relay::swaps::sessions::{self, FundingRefused, Session, state};
+use relay::swaps::sessions::{self, FundingRefused, Pending, Session, state};
 
 fn session(id: &str, expires_at: i64) -> Session {
     Session {
@@ -31,22 +31,9 @@ fn session(id: &str, expires_at: i64) -> Session {
         commitment_json: "{}".into(),
         bucketed: true,
         bucket_label: Some("10 USDC".into()),
-        funding_tx_sig: None,
-        swap_tx_sig: None,
-        final_tx_sig: None,
-        refund_tx_sig: None,
-        close_tx_sig: None,
-        actual_out: None,
-        pending: None,
-        reason: None,
-        attempts: 0,
-        receipt_json: None,
-        attestation_address: None,
-        attestation_tx_sig: None,
-        funded_at: None,
         created_at: 100,
         updated_at: 100,
-        lease_owner: None,
+        ..Session::default()
     }
 }
 
@@ -89,7 +76,30 @@ async fn lifecycle(store: &Store) {
     taken.state = state::SWAPPED.into();
     assert!(sessions::save(store.pool(), &taken, now + 33, now + 40).await.unwrap());
     assert!(sessions::claim(store, now + 39, 30).await.unwrap().is_none());
-    assert_eq!(sessions::claim(store, now + 40, 30).await.unwrap().unwrap().state, state::SWAPPED);
+    let mut worked = sessions::claim(store, now + 40, 30).await.unwrap().unwrap();
+    assert_eq!(worked.state, state::SWAPPED);
+    // Every column a step changes is written and read back as it was.
+    worked.state = state::CLOSING.into();
+    worked.swap_tx_sig = Some("swap".into());
+    worked.final_tx_sig = Some("final".into());
+    worked.refund_tx_sig = Some("refund".into());
+    worked.close_tx_sig = Some("close".into());
+    worked.actual_out = Some("98".into());
+    worked.pending = Some(Pending {
+        kind: "deliver".into(),
+        transaction: "tx".into(),
+        signature: "sig".into(),
+        last_valid_block_height: 7,
+    });
+    worked.reason = Some("why".into());
+    worked.attempts = 3;
+    worked.receipt_json = Some("{}".into());
+    worked.attestation_address = Some("att".into());
+    worked.attestation_tx_sig = Some("att-sig".into());
+    worked.funded_at = Some(now + 1);
+    assert!(sessions::save(store.pool(), &worked, now + 41, 0).await.unwrap());
+    let expected = Session { updated_at: now + 41, lease_owner: None, ..worked };
+    assert_eq!(sessions::get(store, "a").await.unwrap().unwrap(), expected);
 
     // An expired session waiting for funding is taken (to close or refund it).
     sessions::insert(store.pool(), &session("c", now)).await.unwrap();

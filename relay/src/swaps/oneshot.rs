@@ -227,22 +227,9 @@ async fn open(
             .map_err(|_| RelayError::Internal("a value did not serialize"))?,
         bucketed: bucketing.as_ref().is_some_and(|b| b.bucketed),
         bucket_label: bucketing.as_ref().map(|b| b.label.clone()),
-        funding_tx_sig: None,
-        swap_tx_sig: None,
-        final_tx_sig: None,
-        refund_tx_sig: None,
-        close_tx_sig: None,
-        actual_out: None,
-        pending: None,
-        reason: None,
-        attempts: 0,
-        receipt_json: None,
-        attestation_address: None,
-        attestation_tx_sig: None,
-        funded_at: None,
         created_at: now,
         updated_at: now,
-        lease_owner: None,
+        ..Session::default()
     };
     crate::enclaves::objects::insert(&app.store, &opened.object, now).await?;
     sessions::insert(app.store.pool(), &session).await?;

@@ -97,10 +97,81 @@ pub struct Pending {
     pub last_valid_block_height: i64,
 }
 
-const COLUMNS: &str = "id, mode, state, wallet_id, owner, payer, from_mint, to_mint, amount, destination, slippage_bps, \
-     expected_out, min_out, expires_at, funding_valid_height, ephemeral, object_id, commitment_json, bucketed, bucket_label, funding_tx_sig, swap_tx_sig, \
-     final_tx_sig, refund_tx_sig, close_tx_sig, actual_out, pending_kind, pending_tx, pending_sig, pending_valid_height, reason, \
-     attempts, receipt_json, attestation_address, attestation_tx_sig, funded_at, created_at, updated_at, lease_owner";
+/// The columns set when a session is made and never changed after (but `lease_owner`, which
+/// [`claim`] and [`save`] move, and `funding_tx_sig`, which [`record_funding`] sets once).
+const FIXED: [&str; 23] = [
+    "id",
+    "mode",
+    "wallet_id",
+    "owner",
+    "payer",
+    "from_mint",
+    "to_mint",
+    "amount",
+    "destination",
+    "slippage_bps",
+    "expected_out",
+    "min_out",
+    "expires_at",
+    "funding_valid_height",
+    "ephemeral",
+    "object_id",
+    "commitment_json",
+    "bucketed",
+    "bucket_label",
+    "funding_tx_sig",
+    "created_at",
+    "updated_at",
+    "lease_owner",
+];
+
+/// The columns a worker's step changes, bound by [`bind_progress`] in this order.
+const PROGRESS: [&str; 16] = [
+    "state",
+    "swap_tx_sig",
+    "final_tx_sig",
+    "refund_tx_sig",
+    "close_tx_sig",
+    "actual_out",
+    "pending_kind",
+    "pending_tx",
+    "pending_sig",
+    "pending_valid_height",
+    "reason",
+    "attempts",
+    "receipt_json",
+    "attestation_address",
+    "attestation_tx_sig",
+    "funded_at",
+];
+
+type Query<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
+/// Binds the [`PROGRESS`] columns of `s`, in order.
+fn bind_progress<'q>(query: Query<'q>, s: &'q Session) -> Query<'q> {
+    let pending = s.pending.as_ref();
+    query
+        .bind(&s.state)
+        .bind(&s.swap_tx_sig)
+        .bind(&s.final_tx_sig)
+        .bind(&s.refund_tx_sig)
+        .bind(&s.close_tx_sig)
+        .bind(&s.actual_out)
+        .bind(pending.map(|p| p.kind.clone()))
+        .bind(pending.map(|p| p.transaction.clone()))
+        .bind(pending.map(|p| p.signature.clone()))
+        .bind(pending.map(|p| p.last_valid_block_height))
+        .bind(&s.reason)
+        .bind(s.attempts)
+        .bind(&s.receipt_json)
+        .bind(&s.attestation_address)
+        .bind(&s.attestation_tx_sig)
+        .bind(s.funded_at)
+}
+
+fn columns() -> String {
+    [FIXED.as_slice(), PROGRESS.as_slice()].concat().join(", ")
+}
 
 fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
     let pending = match (
@@ -156,57 +227,38 @@ fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
 
 /// Inserts a new session through `db` (the pool, or an open transaction).
 pub async fn insert<'e>(db: impl sqlx::Executor<'e, Database = sqlx::Any>, s: &Session) -> Result<(), StoreError> {
-    sqlx::query(&format!(
-        "INSERT INTO swap_sessions ({COLUMNS}, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
-         $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, \
-         $35, $36, $37, $38, $39, 0)"
-    ))
-    .bind(&s.id)
-    .bind(&s.mode)
-    .bind(&s.state)
-    .bind(&s.wallet_id)
-    .bind(&s.owner)
-    .bind(&s.payer)
-    .bind(&s.from_mint)
-    .bind(&s.to_mint)
-    .bind(&s.amount)
-    .bind(&s.destination)
-    .bind(s.slippage_bps)
-    .bind(&s.expected_out)
-    .bind(&s.min_out)
-    .bind(s.expires_at)
-    .bind(s.funding_valid_height)
-    .bind(&s.ephemeral)
-    .bind(&s.object_id)
-    .bind(&s.commitment_json)
-    .bind(i64::from(s.bucketed))
-    .bind(&s.bucket_label)
-    .bind(&s.funding_tx_sig)
-    .bind(&s.swap_tx_sig)
-    .bind(&s.final_tx_sig)
-    .bind(&s.refund_tx_sig)
-    .bind(&s.close_tx_sig)
-    .bind(&s.actual_out)
-    .bind(s.pending.as_ref().map(|p| p.kind.clone()))
-    .bind(s.pending.as_ref().map(|p| p.transaction.clone()))
-    .bind(s.pending.as_ref().map(|p| p.signature.clone()))
-    .bind(s.pending.as_ref().map(|p| p.last_valid_block_height))
-    .bind(&s.reason)
-    .bind(s.attempts)
-    .bind(&s.receipt_json)
-    .bind(&s.attestation_address)
-    .bind(&s.attestation_tx_sig)
-    .bind(s.funded_at)
-    .bind(s.created_at)
-    .bind(s.updated_at)
-    .bind(&s.lease_owner)
-    .execute(db)
-    .await?;
+    let values: Vec<String> = (1..=FIXED.len() + PROGRESS.len()).map(|i| format!("${i}")).collect();
+    let sql = format!("INSERT INTO swap_sessions ({}, lease_until) VALUES ({}, 0)", columns(), values.join(", "));
+    let query = sqlx::query(&sql)
+        .bind(&s.id)
+        .bind(&s.mode)
+        .bind(&s.wallet_id)
+        .bind(&s.owner)
+        .bind(&s.payer)
+        .bind(&s.from_mint)
+        .bind(&s.to_mint)
+        .bind(&s.amount)
+        .bind(&s.destination)
+        .bind(s.slippage_bps)
+        .bind(&s.expected_out)
+        .bind(&s.min_out)
+        .bind(s.expires_at)
+        .bind(s.funding_valid_height)
+        .bind(&s.ephemeral)
+        .bind(&s.object_id)
+        .bind(&s.commitment_json)
+        .bind(i64::from(s.bucketed))
+        .bind(&s.bucket_label)
+        .bind(&s.funding_tx_sig)
+        .bind(s.created_at)
+        .bind(s.updated_at)
+        .bind(&s.lease_owner);
+    bind_progress(query, s).execute(db).await?;
     Ok(())
 }
 
 pub async fn get(store: &Store, id: &str) -> Result<Option<Session>, StoreError> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM swap_sessions WHERE id = $1"))
+    let row = sqlx::query(&format!("SELECT {} FROM swap_sessions WHERE id = $1", columns()))
         .bind(id)
         .fetch_optional(store.pool())
         .await?;
@@ -223,34 +275,24 @@ pub async fn save<'e>(
     now: i64,
     retry_at: i64,
 ) -> Result<bool, StoreError> {
-    let done = sqlx::query(
-        "UPDATE swap_sessions SET state = $1, swap_tx_sig = $2, final_tx_sig = $3, refund_tx_sig = $4, actual_out = $5, \
-         pending_kind = $6, pending_tx = $7, pending_sig = $8, pending_valid_height = $9, reason = $10, attempts = $11, \
-         receipt_json = $12, attestation_address = $13, attestation_tx_sig = $14, funded_at = $15, updated_at = $16, \
-         lease_until = $17, close_tx_sig = $18, lease_owner = NULL WHERE id = $19 AND lease_owner = $20",
-    )
-    .bind(&s.state)
-    .bind(&s.swap_tx_sig)
-    .bind(&s.final_tx_sig)
-    .bind(&s.refund_tx_sig)
-    .bind(&s.actual_out)
-    .bind(s.pending.as_ref().map(|p| p.kind.clone()))
-    .bind(s.pending.as_ref().map(|p| p.transaction.clone()))
-    .bind(s.pending.as_ref().map(|p| p.signature.clone()))
-    .bind(s.pending.as_ref().map(|p| p.last_valid_block_height))
-    .bind(&s.reason)
-    .bind(s.attempts)
-    .bind(&s.receipt_json)
-    .bind(&s.attestation_address)
-    .bind(&s.attestation_tx_sig)
-    .bind(s.funded_at)
-    .bind(now)
-    .bind(retry_at)
-    .bind(&s.close_tx_sig)
-    .bind(&s.id)
-    .bind(&s.lease_owner)
-    .execute(db)
-    .await?;
+    let set: Vec<String> = PROGRESS.iter().enumerate().map(|(i, column)| format!("{column} = ${}", i + 1)).collect();
+    let n = PROGRESS.len();
+    let sql = format!(
+        "UPDATE swap_sessions SET {}, updated_at = ${}, lease_until = ${}, lease_owner = NULL \
+         WHERE id = ${} AND lease_owner = ${}",
+        set.join(", "),
+        n + 1,
+        n + 2,
+        n + 3,
+        n + 4
+    );
+    let done = bind_progress(sqlx::query(&sql), s)
+        .bind(now)
+        .bind(retry_at)
+        .bind(&s.id)
+        .bind(&s.lease_owner)
+        .execute(db)
+        .await?;
     Ok(done.rows_affected() == 1)
 }
 
@@ -332,9 +374,10 @@ pub async fn claim(store: &Store, now: i64, lease_secs: i64) -> Result<Option<Se
     let row = sqlx::query(&format!(
         "UPDATE swap_sessions SET lease_until = $1, lease_owner = $2 WHERE id = (SELECT id FROM swap_sessions WHERE \
          lease_until <= $3 AND (state IN ({}) OR (state = '{}' AND expires_at < $3)) ORDER BY updated_at LIMIT 1) \
-         AND lease_until <= $3 RETURNING {COLUMNS}",
+         AND lease_until <= $3 RETURNING {}",
         working.join(", "),
-        state::AWAITING_FUNDING
+        state::AWAITING_FUNDING,
+        columns()
     ))
     .bind(now + lease_secs)
     .bind(&token)
