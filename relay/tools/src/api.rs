@@ -22,18 +22,30 @@ pub(crate) enum Key {
     Optional,
 }
 
+/// What each HTTP status means at one provider, for the model: `(status, meaning)`, where 500
+/// stands for every 5xx. Any other status is an "unexpected status".
+pub(crate) type Statuses = &'static [(u16, &'static str)];
+
+/// `"<provider>: HTTP <code>, <meaning>"`.
+pub(crate) fn status_error(provider: &str, statuses: Statuses, status: StatusCode) -> ToolError {
+    let code = status.as_u16();
+    let key = if status.is_server_error() { 500 } else { code };
+    let what = statuses.iter().find(|(c, _)| *c == key).map_or("unexpected status", |(_, what)| what);
+    ToolError::Upstream(format!("{provider}: HTTP {code}, {what}"))
+}
+
 #[derive(Clone)]
 pub(crate) struct Api {
     pub provider: &'static str,
     key: Key,
-    status_error: fn(StatusCode) -> ToolError,
+    statuses: Statuses,
     http: reqwest::Client,
     upstream: Option<Upstream>,
 }
 
 impl Api {
-    pub fn new(ctx: &ToolContext, provider: &'static str, key: Key, status_error: fn(StatusCode) -> ToolError) -> Self {
-        Api { provider, key, status_error, http: ctx.http.clone(), upstream: ctx.upstream(provider).cloned() }
+    pub fn new(ctx: &ToolContext, provider: &'static str, key: Key, statuses: Statuses) -> Self {
+        Api { provider, key, statuses, http: ctx.http.clone(), upstream: ctx.upstream(provider).cloned() }
     }
 
     /// The upstream, if it is configured (with a key, where every call needs one).
@@ -74,7 +86,7 @@ impl Api {
         let response = request.send().await.map_err(|e| transport_error(provider, &e))?;
         let status = response.status();
         if !status.is_success() {
-            return Err((self.status_error)(status));
+            return Err(status_error(provider, self.statuses, status));
         }
         let body = read_capped_as(provider, what, response, max).await?;
         serde_json::from_slice(&body)
@@ -84,5 +96,22 @@ impl Api {
     /// An answer that is JSON but not of the expected shape.
     pub fn unexpected(&self, what: &str) -> ToolError {
         ToolError::Upstream(format!("{}: unexpected {what}", self.provider))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_reads_through_the_table_and_500_stands_for_every_5xx() {
+        const TABLE: Statuses = &[(404, "not found"), (500, "server error")];
+        let say = |code| match status_error("github", TABLE, StatusCode::from_u16(code).unwrap()) {
+            ToolError::Upstream(m) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(say(404), "github: HTTP 404, not found");
+        assert_eq!(say(503), "github: HTTP 503, server error");
+        assert_eq!(say(418), "github: HTTP 418, unexpected status");
     }
 }

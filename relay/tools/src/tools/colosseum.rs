@@ -19,10 +19,10 @@
 //! refused with 400), so only documented keys are sent. Errors come back as
 //! `{error, code, retryable}`; only the status reaches the model.
 
-use reqwest::{Method, StatusCode};
+use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::api::{Api, Key};
+use crate::api::{Api, Key, Statuses};
 use crate::http::cut_value;
 use agent::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
 use agent::tools::ToolContext;
@@ -41,7 +41,7 @@ struct Colosseum {
 
 impl Colosseum {
     fn new(ctx: &ToolContext) -> Self {
-        Colosseum { api: Api::new(ctx, PROVIDER, Key::Required, status_error) }
+        Colosseum { api: Api::new(ctx, PROVIDER, Key::Required, STATUSES) }
     }
 
     async fn post(&self, tool: &'static str, segments: &[&str], body: Value) -> Result<Value, ToolError> {
@@ -56,19 +56,15 @@ impl Colosseum {
     }
 }
 
-fn status_error(status: StatusCode) -> ToolError {
-    let code = status.as_u16();
-    let what = match code {
-        400 => "request rejected",
-        401 => "credentials rejected",
-        403 => "token lacks the required scope",
-        404 => "not found",
-        429 => "rate limited, retry later",
-        500..=599 => "service unavailable, retry later",
-        _ => "unexpected status",
-    };
-    ToolError::Upstream(format!("{PROVIDER}: HTTP {code}, {what}"))
-}
+/// What a status means here (500: any 5xx).
+const STATUSES: Statuses = &[
+    (400, "request rejected"),
+    (401, "credentials rejected"),
+    (403, "token lacks the required scope"),
+    (404, "not found"),
+    (429, "rate limited, retry later"),
+    (500, "service unavailable, retry later"),
+];
 
 fn query_arg(args: &Args) -> Result<String, ToolError> {
     let query = str_arg(args, "query")?.trim();

@@ -19,11 +19,11 @@
 //! lines carry JSON-RPC messages; the one whose `id` matches the request is the answer
 //! (server notifications on the stream are skipped). The result is the text content.
 
-use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 
 use super::github;
+use crate::api::{Statuses, status_error};
 use crate::http::{cut, read_capped, transport_error};
 use agent::tool::{Args, Tool, ToolError, ToolFuture, str_arg};
 use agent::tools::{ToolContext, Upstream};
@@ -182,25 +182,23 @@ impl Session<'_> {
         let response = request.send().await.map_err(|e| transport_error(PROVIDER, &e))?;
         let status = response.status();
         if !status.is_success() {
-            return Err(status_error(status));
+            return Err(status_error(PROVIDER, STATUSES, status));
         }
         Ok(response)
     }
 }
 
-fn status_error(status: StatusCode) -> ToolError {
-    let code = status.as_u16();
-    let what = match code {
-        400 => "request rejected",
-        401 | 403 => "access refused",
-        404 => "session or endpoint not found",
-        406 | 415 => "transport negotiation failed",
-        429 => "rate limited",
-        500..=599 => "server error",
-        _ => "unexpected status",
-    };
-    ToolError::Upstream(format!("{PROVIDER}: HTTP {code}, {what}"))
-}
+/// What a status means here (500: any 5xx).
+const STATUSES: Statuses = &[
+    (400, "request rejected"),
+    (401, "access refused"),
+    (403, "access refused"),
+    (404, "session or endpoint not found"),
+    (406, "transport negotiation failed"),
+    (415, "transport negotiation failed"),
+    (429, "rate limited"),
+    (500, "server error"),
+];
 
 /// Reads the JSON-RPC response with `id` from a JSON or event-stream body and returns its
 /// `result`; a JSON-RPC `error` becomes an upstream error naming only its code.

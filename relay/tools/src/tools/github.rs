@@ -18,10 +18,10 @@
 //! argument can leave `/repos/{owner}/{repo}/contents/` or add a query or fragment.
 
 use base64::Engine as _;
-use reqwest::{Method, StatusCode, Url};
+use reqwest::{Method, Url};
 use serde_json::{Value, json};
 
-use crate::api::{Api, Key};
+use crate::api::{Api, Key, Statuses};
 use crate::http::{cut, cut_value};
 use agent::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
 use agent::tools::ToolContext;
@@ -44,7 +44,7 @@ struct Github {
 
 impl Github {
     fn new(ctx: &ToolContext) -> Self {
-        Github { api: Api::new(ctx, PROVIDER, Key::Optional, status_error) }
+        Github { api: Api::new(ctx, PROVIDER, Key::Optional, STATUSES) }
     }
 
     async fn get(&self, tool: &'static str, url: Url) -> Result<Value, ToolError> {
@@ -57,19 +57,15 @@ impl Github {
     }
 }
 
-fn status_error(status: StatusCode) -> ToolError {
-    let code = status.as_u16();
-    let what = match code {
-        401 => "credentials rejected",
-        403 => "forbidden or rate limited",
-        404 => "not found",
-        422 => "request rejected",
-        429 => "rate limited",
-        500..=599 => "server error",
-        _ => "unexpected status",
-    };
-    ToolError::Upstream(format!("{PROVIDER}: HTTP {code}, {what}"))
-}
+/// What a status means here (500: any 5xx).
+const STATUSES: Statuses = &[
+    (401, "credentials rejected"),
+    (403, "forbidden or rate limited"),
+    (404, "not found"),
+    (422, "request rejected"),
+    (429, "rate limited"),
+    (500, "server error"),
+];
 
 /// An owner or repository name: GitHub's characters only, never `.` or `..`.
 pub(crate) fn is_name(value: &str) -> bool {

@@ -14,10 +14,10 @@
 //! Ids must be 32 hex digits, with or without the 8-4-4-4-12 dashes; they are sent in the
 //! dashed form, so nothing from the arguments reaches the path unchecked.
 
-use reqwest::{Method, StatusCode, Url};
+use reqwest::{Method, Url};
 use serde_json::{Map, Value, json};
 
-use crate::api::{Api, Key};
+use crate::api::{Api, Key, Statuses};
 use crate::http::cut;
 use agent::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, str_arg};
 use agent::tools::ToolContext;
@@ -36,7 +36,7 @@ struct Notion {
 
 impl Notion {
     fn new(ctx: &ToolContext) -> Self {
-        Notion { api: Api::new(ctx, PROVIDER, Key::Required, status_error) }
+        Notion { api: Api::new(ctx, PROVIDER, Key::Required, STATUSES) }
     }
 
     async fn send(
@@ -62,20 +62,16 @@ impl Notion {
     }
 }
 
-fn status_error(status: StatusCode) -> ToolError {
-    let code = status.as_u16();
-    let what = match code {
-        400 => "request rejected",
-        401 => "credentials rejected",
-        403 => "the integration lacks access",
-        404 => "not found, or not shared with the integration",
-        409 => "conflict",
-        429 => "rate limited",
-        500..=599 => "server error",
-        _ => "unexpected status",
-    };
-    ToolError::Upstream(format!("{PROVIDER}: HTTP {code}, {what}"))
-}
+/// What a status means here (500: any 5xx).
+const STATUSES: Statuses = &[
+    (400, "request rejected"),
+    (401, "credentials rejected"),
+    (403, "the integration lacks access"),
+    (404, "not found, or not shared with the integration"),
+    (409, "conflict"),
+    (429, "rate limited"),
+    (500, "server error"),
+];
 
 /// A Notion id: 32 hex digits, bare or in the dashed 8-4-4-4-12 form. Returns the dashed form.
 fn notion_id(args: &Args, key: &str) -> Result<String, ToolError> {

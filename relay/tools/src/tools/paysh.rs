@@ -27,10 +27,10 @@
 //! and MPP put the challenge in response headers (`PAYMENT-REQUIRED`, `WWW-Authenticate`),
 //! which `Fetched` does not carry, so for those `paymentRequired` is empty.
 
-use reqwest::{Method, StatusCode, Url};
+use reqwest::{Method, Url};
 use serde_json::{Map, Value, json};
 
-use crate::api::{Api, Key};
+use crate::api::{Api, Key, Statuses};
 use crate::config::FetchConfig;
 use crate::fetch::{FetchRequest, GuardedFetch};
 use crate::http::{cut, cut_value};
@@ -53,7 +53,7 @@ struct Catalog {
 
 impl Catalog {
     fn new(ctx: &ToolContext) -> Self {
-        Catalog { api: Api::new(ctx, PROVIDER, Key::Optional, status_error) }
+        Catalog { api: Api::new(ctx, PROVIDER, Key::Optional, STATUSES) }
     }
 
     async fn get(&self, tool: &'static str, segments: &[&str]) -> Result<Value, ToolError> {
@@ -76,16 +76,9 @@ impl Catalog {
     }
 }
 
-fn status_error(status: StatusCode) -> ToolError {
-    let code = status.as_u16();
-    let what = match code {
-        403 | 404 => "not in the catalog",
-        429 => "rate limited",
-        500..=599 => "server error",
-        _ => "unexpected status",
-    };
-    ToolError::Upstream(format!("{PROVIDER}: HTTP {code}, {what}"))
-}
+/// What a status means here (500: any 5xx).
+const STATUSES: Statuses =
+    &[(403, "not in the catalog"), (404, "not in the catalog"), (429, "rate limited"), (500, "server error")];
 
 /// A provider FQN: two or three lowercase segments (`operator/name`,
 /// `operator/origin/name`) of letters, digits, `-`, `_` and `.`, never `.` or `..`.
