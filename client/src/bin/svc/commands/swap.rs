@@ -14,13 +14,8 @@ use crate::output::print_json;
 pub enum SwapCommand {
     /// Price a swap (paid per call with the API key).
     Quote {
-        #[arg(long)]
-        from: String,
-        #[arg(long)]
-        to: String,
-        /// Base units of the input.
-        #[arg(long)]
-        amount: String,
+        #[command(flatten)]
+        pair: Pair,
         #[arg(long)]
         slippage_bps: Option<u16>,
     },
@@ -31,13 +26,8 @@ pub enum SwapCommand {
         /// The payer's keypair file (Solana CLI format: a JSON array of 64 numbers).
         #[arg(long)]
         payer_key: PathBuf,
-        #[arg(long)]
-        from: String,
-        #[arg(long)]
-        to: String,
-        /// Base units of the input.
-        #[arg(long)]
-        amount: String,
+        #[command(flatten)]
+        pair: Pair,
         /// A fresh wallet that receives the output.
         #[arg(long)]
         destination: String,
@@ -65,6 +55,18 @@ pub enum SwapCommand {
     Status { session_id: String },
 }
 
+/// What is swapped: the input and output mints, and the input's amount.
+#[derive(clap::Args)]
+pub struct Pair {
+    #[arg(long)]
+    from: String,
+    #[arg(long)]
+    to: String,
+    /// Base units of the input.
+    #[arg(long)]
+    amount: String,
+}
+
 /// `json`: the global `--json` (the quote is JSON either way).
 pub async fn run(ctx: Context, command: SwapCommand) -> Result<Exit, Failure> {
     let json = ctx.json;
@@ -74,7 +76,7 @@ pub async fn run(ctx: Context, command: SwapCommand) -> Result<Exit, Failure> {
         _ => ctx.client.with_attestation(ctx.trust.options()?),
     };
     match command {
-        SwapCommand::Quote { from, to, amount, slippage_bps } => {
+        SwapCommand::Quote { pair: Pair { from, to, amount }, slippage_bps } => {
             print_json(&client.swap_quote(&from, &to, &amount, slippage_bps).await?);
             Ok(Exit::Ok)
         }
@@ -91,9 +93,7 @@ pub async fn run(ctx: Context, command: SwapCommand) -> Result<Exit, Failure> {
         }
         SwapCommand::Oneshot {
             payer_key,
-            from,
-            to,
-            amount,
+            pair: Pair { from, to, amount },
             destination,
             slippage_bps,
             min_out,

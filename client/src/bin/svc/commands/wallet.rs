@@ -45,46 +45,25 @@ pub enum WalletCommand {
     },
     /// Move tokens from the wallet's public balance into its private (encrypted) balance.
     /// Prints the session to poll (`svc swap status`).
-    Encrypt {
-        wallet_id: String,
-        #[arg(long)]
-        mint: String,
-        /// Base units.
-        #[arg(long)]
-        amount: u64,
-        /// The owner's keypair file (Solana CLI format), for a wallet created with an owner.
-        #[arg(long)]
-        owner_key: Option<PathBuf>,
-    },
+    Encrypt(Moved),
     /// Shield tokens from the wallet's public balance to a fresh address through the privacy
-    /// pool (four transactions, random delays). Prints the session to poll (`svc swap status`).
+    /// pool (four transactions, random delays); the amount is one of the mint's denominations.
+    /// Prints the session to poll (`svc swap status`).
     Shield {
-        wallet_id: String,
-        #[arg(long)]
-        mint: String,
-        /// Base units: one of the mint's denominations.
-        #[arg(long)]
-        amount: u64,
+        #[command(flatten)]
+        moved: Moved,
         /// A fresh address whose token account receives the tokens.
         #[arg(long)]
         to: String,
-        #[arg(long)]
-        owner_key: Option<PathBuf>,
     },
     /// Pay out from the wallet's private balance to a public address. Checks the withdrawal
     /// order is signed by the attested enclave for exactly this request.
     Withdraw {
-        wallet_id: String,
-        #[arg(long)]
-        mint: String,
-        /// Base units.
-        #[arg(long)]
-        amount: u64,
+        #[command(flatten)]
+        moved: Moved,
         /// The address whose token account receives the payout.
         #[arg(long)]
         to: String,
-        #[arg(long)]
-        owner_key: Option<PathBuf>,
     },
     /// The enclave-signed statement of reserves of a mint; exit 1 if the pool owes more than
     /// it holds.
@@ -127,6 +106,28 @@ pub enum WalletCommand {
         #[arg(long, default_value_t = 0)]
         offset: u32,
     },
+}
+
+/// What encrypt, shield and withdraw move, from which wallet, and the owner's key.
+#[derive(clap::Args)]
+pub struct Moved {
+    wallet_id: String,
+    #[arg(long)]
+    mint: String,
+    /// Base units.
+    #[arg(long)]
+    amount: u64,
+    /// The owner's keypair file (Solana CLI format), for a wallet created with an owner.
+    #[arg(long)]
+    owner_key: Option<PathBuf>,
+}
+
+/// A started session: the whole answer, or its id to poll.
+fn print_started(json: bool, started: &serde_json::Value) {
+    match json {
+        true => print_json(started),
+        false => println!("{}", started["sessionId"].as_str().unwrap_or("?")),
+    }
 }
 
 /// The wallet certificates `svc` verified, in its state directory.
@@ -194,28 +195,19 @@ pub async fn run(ctx: Context, command: WalletCommand) -> Result<Exit, Failure> 
             let started = client
                 .wallet_swap(&wallet_id, &from_mint, &to_mint, &amount, &to, slippage_bps, owner.as_ref())
                 .await?;
-            match json {
-                true => print_json(&started),
-                false => println!("{}", started["sessionId"].as_str().unwrap_or("?")),
-            }
+            print_started(json, &started);
         }
-        WalletCommand::Encrypt { wallet_id, mint, amount, owner_key } => {
+        WalletCommand::Encrypt(Moved { wallet_id, mint, amount, owner_key }) => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
             let started = client.wallet_encrypt(&wallet_id, &mint, &amount.to_string(), owner.as_ref()).await?;
-            match json {
-                true => print_json(&started),
-                false => println!("{}", started["sessionId"].as_str().unwrap_or("?")),
-            }
+            print_started(json, &started);
         }
-        WalletCommand::Shield { wallet_id, mint, amount, to, owner_key } => {
+        WalletCommand::Shield { moved: Moved { wallet_id, mint, amount, owner_key }, to } => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
             let started = client.wallet_shield(&wallet_id, &mint, &amount.to_string(), &to, owner.as_ref()).await?;
-            match json {
-                true => print_json(&started),
-                false => println!("{}", started["sessionId"].as_str().unwrap_or("?")),
-            }
+            print_started(json, &started);
         }
-        WalletCommand::Withdraw { wallet_id, mint, amount, to, owner_key } => {
+        WalletCommand::Withdraw { moved: Moved { wallet_id, mint, amount, owner_key }, to } => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
             // A freshly started enclave signs nothing for a few blocks (docs/wallets.md): the
             // client waits that out with the same signed request (one nonce, one withdrawal).
