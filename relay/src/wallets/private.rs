@@ -72,17 +72,35 @@ pub async fn start_encrypt(
         .ok_or(RelayError::Internal("the pool's address is not recorded"))?;
     let now = crate::unix_now();
     let session = Session {
+        destination: pool,
+        ..moving_session(wallet, id, (MODE_ENCRYPT, state::ENCRYPTING), (mint, amount), (KIND_ENCRYPT, signed), now)
+    };
+    // The `encrypt` audit entry is written with the credit.
+    record_start(app, &session, &wallet.id, None, kept.map(|k| ("encrypt", k))).await?;
+    Ok(session)
+}
+
+/// A session that moves `amount` of `mint` out of `wallet` unchanged (an encrypt or a shield),
+/// in its first state, with the transaction the enclave signed for it recorded (as its funding
+/// and as pending, `kind`) before anything sends it. Its destination is the caller's to set.
+pub(crate) fn moving_session(
+    wallet: &Wallet,
+    id: String,
+    (mode, first): (&str, &str),
+    (mint, amount): (&str, u64),
+    (kind, signed): (&str, SignedTx),
+    now: i64,
+) -> Session {
+    Session {
         id,
-        mode: MODE_ENCRYPT.into(),
-        state: state::ENCRYPTING.into(),
+        mode: mode.into(),
+        state: first.into(),
         wallet_id: Some(wallet.id.clone()),
         owner: Some(wallet.key_id.clone()),
         payer: wallet.address.to_string(),
         from_mint: mint.into(),
         to_mint: mint.into(),
         amount: amount.to_string(),
-        destination: pool,
-        slippage_bps: 0,
         expected_out: amount.to_string(),
         min_out: amount.to_string(),
         expires_at: now + 3600,
@@ -92,7 +110,7 @@ pub async fn start_encrypt(
         commitment_json: "{}".into(),
         funding_tx_sig: Some(signed.signature.clone()),
         pending: Some(Pending {
-            kind: KIND_ENCRYPT.into(),
+            kind: kind.into(),
             transaction: signed.transaction,
             signature: signed.signature,
             last_valid_block_height: signed.last_valid_block_height as i64,
@@ -101,10 +119,7 @@ pub async fn start_encrypt(
         created_at: now,
         updated_at: now,
         ..Default::default()
-    };
-    // The `encrypt` audit entry is written with the credit.
-    record_start(app, &session, &wallet.id, None, kept.map(|k| ("encrypt", k))).await?;
-    Ok(session)
+    }
 }
 
 /// The `mode` of a managed swap's session, and the kind of its funding transaction.

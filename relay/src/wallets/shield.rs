@@ -47,41 +47,25 @@ pub async fn start(
     let hop_address =
         hop.public_key.clone().ok_or(RelayError::EnclaveAnswer("an intermediate key without its address"))?;
     let now = crate::unix_now();
+    let deposit_signature = deposit.signature.clone();
     let session = Session {
-        id,
-        mode: MODE.into(),
-        state: state::DEPOSITING.into(),
-        wallet_id: Some(wallet.id.clone()),
-        owner: Some(wallet.key_id.clone()),
-        payer: wallet.address.to_string(),
-        from_mint: mint.into(),
-        to_mint: mint.into(),
-        amount: amount.to_string(),
         destination,
-        expected_out: amount.to_string(),
-        min_out: amount.to_string(),
-        expires_at: now + 3600,
-        funding_valid_height: deposit.last_valid_block_height as i64,
         ephemeral: hop_address,
         object_id: hop.id.clone(),
-        commitment_json: "{}".into(),
-        funding_tx_sig: Some(deposit.signature.clone()),
-        pending: Some(Pending {
-            kind: KIND_DEPOSIT.into(),
-            transaction: deposit.transaction,
-            signature: deposit.signature.clone(),
-            last_valid_block_height: deposit.last_valid_block_height as i64,
-        }),
-        funded_at: Some(now),
-        created_at: now,
-        updated_at: now,
-        ..Default::default()
+        ..super::private::moving_session(
+            wallet,
+            id,
+            (MODE, state::DEPOSITING),
+            (mint, amount),
+            (KIND_DEPOSIT, deposit),
+            now,
+        )
     };
     if crate::enclaves::objects::load(&app.store, &hop.id).await?.is_none() {
         crate::enclaves::objects::insert(&app.store, &hop, now).await?;
     }
     let data = json!({"walletId": wallet.id, "sessionId": session.id, "mint": mint, "amount": session.amount,
-                      "destinationPubkey": session.destination, "txSignature": deposit.signature});
+                      "destinationPubkey": session.destination, "txSignature": deposit_signature});
     let op = Operation { kind: "shield", event_type: "wallet.shield", data };
     super::private::record_start(app, &session, &wallet.id, Some(op), kept.map(|k| ("shield", k))).await?;
     Ok(session)
