@@ -10,25 +10,9 @@ use relay::receipts::CommitLog;
 use relay::receipts::outbox::{self, State};
 use relay::store::Store;
 use shared::address::default_program_id;
-use shared::keys::{ClientKey, PromptHash, TeeKey};
-use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
 use sqlx::Row;
 
 mod common;
-
-fn receipt(n: u32) -> (Receipt, PromptHash) {
-    let hash = PromptHash(shared::sha256(&n.to_be_bytes()));
-    let body = ReceiptBody {
-        prompt_hash: hash,
-        tee_pubkey: TeeKey([1; 32]),
-        nonce: [(n % 251) as u8; 16],
-        client_pubkey: ClientKey([2; 32]),
-        model: "gpt-oss:20b".into(),
-        provider: "svc-gpu".into(),
-    };
-    let ctx = ReceiptContext { program_id: default_program_id(), timestamp: 1, tdx_quote_hash: None };
-    (Receipt::issue(&body, &SigningKey::from_bytes(&[3; 32]), &ctx).unwrap(), hash)
-}
 
 fn commit_log(store: &Store, solana: bool) -> Arc<CommitLog> {
     let log = CommitLog::new(SigningKey::from_bytes(&[4; 32]), default_program_id(), store.clone());
@@ -42,7 +26,7 @@ async fn count(store: &Store, sql: &str) -> i64 {
 async fn queue_and_claims(url: &str) {
     let (a, b) = (Store::open(url).await.unwrap(), Store::open(url).await.unwrap());
     // Embedded mode queues nothing.
-    let (r, h) = receipt(1000);
+    let (r, h) = common::receipt(1000);
     commit_log(&a, false).commit(&r, &h, 5).await.unwrap();
     assert_eq!(count(&a, "SELECT COUNT(*) FROM ledger_outbox").await, 0);
 
@@ -51,7 +35,7 @@ async fn queue_and_claims(url: &str) {
     for n in 0..20u32 {
         let log = commit_log(if n % 2 == 0 { &a } else { &b }, true);
         tasks.push(tokio::spawn(async move {
-            let (r, h) = receipt(n);
+            let (r, h) = common::receipt(n);
             log.commit(&r, &h, 10).await.unwrap()
         }));
     }

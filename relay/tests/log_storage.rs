@@ -11,28 +11,13 @@ use relay::receipts::CommitLog;
 use relay::receipts::log::{LogConfig, TransparencyLog, anchor, read};
 use relay::store::Store;
 use shared::address::default_program_id;
-use shared::keys::{ClientKey, PromptHash, TeeKey};
-use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
+use shared::receipt::Receipt;
 use shared::tlog::{Hash, leaf_hash, root_of, verify_consistency, verify_inclusion};
 use sqlx::Row;
 
 mod common;
 
 const LEDGER_KEY: [u8; 32] = [4; 32];
-
-fn receipt(n: u32) -> (Receipt, PromptHash) {
-    let hash = PromptHash(shared::sha256(&n.to_be_bytes()));
-    let body = ReceiptBody {
-        prompt_hash: hash,
-        tee_pubkey: TeeKey([1; 32]),
-        nonce: [(n % 251) as u8; 16],
-        client_pubkey: ClientKey([2; 32]),
-        model: "gpt-oss:20b".into(),
-        provider: "svc-gpu".into(),
-    };
-    let ctx = ReceiptContext { program_id: default_program_id(), timestamp: 1, tdx_quote_hash: None };
-    (Receipt::issue(&body, &SigningKey::from_bytes(&[3; 32]), &ctx).unwrap(), hash)
-}
 
 /// One relay: its own pool on the database, its commit log and its log.
 struct Relay {
@@ -77,7 +62,7 @@ async fn concurrent_appends(url: &str) {
     for n in 0..60u32 {
         let commits = if n % 2 == 0 { a.commits.clone() } else { b.commits.clone() };
         tasks.push(tokio::spawn(async move {
-            let (r, h) = receipt(n);
+            let (r, h) = common::receipt(n);
             commits.commit(&r, &h, 20).await.unwrap();
         }));
     }
@@ -104,7 +89,7 @@ async fn concurrent_appends(url: &str) {
         verify_consistency(first, 60, &root_of(&leaves[..first as usize]), &root, &proof).unwrap();
     }
     // A duplicate receipt appends nothing.
-    let (r, h) = receipt(3);
+    let (r, h) = common::receipt(3);
     assert!(a.commits.commit(&r, &h, 30).await.is_err());
     assert_eq!(read::size(store.pool()).await.unwrap(), 60);
     // Entries come back in order, with the addresses they name.
@@ -138,7 +123,7 @@ async fn anchoring(url: &str) {
     // Nothing to anchor in an empty log.
     assert_eq!(anchor::anchor_once(&first.log, &first.commits, 1).await.unwrap(), None);
     for n in 0..5 {
-        let (r, h) = receipt(n);
+        let (r, h) = common::receipt(n);
         first.commits.commit(&r, &h, 2).await.unwrap();
     }
     let tx = anchor::anchor_once(&first.log, &first.commits, 3).await.unwrap().expect("the tree grew");
@@ -169,7 +154,7 @@ async fn anchoring(url: &str) {
     assert_eq!(parsed.payer, second.log.log_key());
 
     // Receipts after an anchor chain onto it.
-    let (r, h) = receipt(5);
+    let (r, h) = common::receipt(5);
     let after = second.commits.commit(&r, &h, 6).await.unwrap();
     let after = shared::ledger::parse_and_verify(&store.commit_by_signature(&after).await.unwrap().unwrap()).unwrap();
     let anchor_tx = store.commit_by_signature(&tx).await.unwrap().unwrap();
@@ -209,7 +194,7 @@ async fn backfill(url: &str) {
     let key = SigningKey::from_bytes(&LEDGER_KEY);
     for n in 0..3u32 {
         // As a relay before migration 0012 stored them: a commit and a receipt, no leaf.
-        let (receipt, hash) = receipt(100 + n);
+        let (receipt, hash) = common::receipt(100 + n);
         let (bytes, commit) = shared::ledger::build(&key, &default_program_id(), &[n as u8; 32], &hash);
         let mut tx = store.begin().await.unwrap();
         store.insert_commit(&mut tx, 1000 + i64::from(n), &commit.id(), &bytes, 1).await.unwrap();
@@ -234,9 +219,9 @@ async fn backfill(url: &str) {
     );
     assert_eq!(x.unwrap() + y.unwrap(), 3, "each old receipt appended once, even by two relays at once");
     assert_eq!(relay::receipts::log::backfill::backfill(&store, 6).await.unwrap(), 0);
-    let (r0, _) = receipt(100);
+    let (r0, _) = common::receipt(100);
     assert_eq!(read::index_of_address(store.pool(), &r0.address).await.unwrap(), Some(0), "oldest first");
-    let (fresh, h) = receipt(7);
+    let (fresh, h) = common::receipt(7);
     r.commits.commit(&fresh, &h, 7).await.unwrap();
     assert_eq!(read::index_of_address(store.pool(), &fresh.address).await.unwrap(), Some(3));
     assert_eq!(stored_leaves(&store).await.len(), 4);
@@ -264,7 +249,7 @@ async fn sqlite_a_single_commit_outlasts_a_write_lock_held_past_the_busy_timeout
     use sqlx::Connection;
     let db = common::sqlite().await;
     let r = relay(&db.url).await;
-    let (first, h) = receipt(0);
+    let (first, h) = common::receipt(0);
     r.commits.commit(&first, &h, 1).await.unwrap();
     // Another writer (a rate window, a refund on another connection) holds the write lock for
     // longer than the pool's busy timeout (5 s).
@@ -274,7 +259,7 @@ async fn sqlite_a_single_commit_outlasts_a_write_lock_held_past_the_busy_timeout
         tokio::time::sleep(std::time::Duration::from_millis(6_500)).await;
         sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
     });
-    let (second, h) = receipt(1);
+    let (second, h) = common::receipt(1);
     let id = r.commits.commit(&second, &h, 2).await.expect("committed once the lock is released");
     release.await.unwrap();
     let store = r.log.store();

@@ -9,27 +9,12 @@ use relay::store::Store;
 
 mod common;
 use shared::address::{Address, default_program_id};
-use shared::keys::{ClientKey, PromptHash, TeeKey};
-use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
-
-fn receipt(n: u8) -> (Receipt, PromptHash) {
-    let hash = PromptHash(shared::sha256(&[n]));
-    let body = ReceiptBody {
-        prompt_hash: hash,
-        tee_pubkey: TeeKey([1; 32]),
-        nonce: [n; 16],
-        client_pubkey: ClientKey([2; 32]),
-        model: "gpt-oss:20b".into(),
-        provider: "svc-gpu".into(),
-    };
-    let ctx = ReceiptContext { program_id: default_program_id(), timestamp: 1, tdx_quote_hash: None };
-    (Receipt::issue(&body, &SigningKey::from_bytes(&[3; 32]), &ctx).unwrap(), hash)
-}
+use shared::receipt::Receipt;
 
 async fn exercise(store: Store) {
     let ledger = Arc::new(CommitLog::new(SigningKey::from_bytes(&[4; 32]), default_program_id(), store.clone()));
-    let (r1, h1) = receipt(1);
-    let (r2, h2) = receipt(2);
+    let (r1, h1) = common::receipt(1);
+    let (r2, h2) = common::receipt(2);
     let tx1 = ledger.commit(&r1, &h1, 10).await.unwrap();
     let tx2 = ledger.commit(&r2, &h2, 11).await.unwrap();
 
@@ -58,7 +43,7 @@ async fn exercise(store: Store) {
     for n in 10..40u8 {
         let ledger = ledger.clone();
         tasks.push(tokio::spawn(async move {
-            let (r, h) = receipt(n);
+            let (r, h) = common::receipt(n.into());
             ledger.commit(&r, &h, 20).await.map(|_| r.address)
         }));
     }

@@ -4,7 +4,8 @@
 
 use relay::store::Store;
 use relay::x402::replay::{self, FAILED, RESERVED, SETTLED};
-use sqlx::Connection;
+
+mod common;
 
 const RESOURCE: &str = "https://relay.example/api/v1/x402/chat/completions";
 
@@ -64,34 +65,17 @@ async fn concurrent(first: Store, second: Store) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replay_store_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.sqlite3").display());
-    let store = Store::open(&url).await.unwrap();
-    lifecycle(&store).await;
-    concurrent(store, Store::open(&url).await.unwrap()).await;
+    let db = common::sqlite().await;
+    lifecycle(&db.store).await;
+    concurrent(db.store.clone(), Store::open(&db.url).await.unwrap()).await;
 }
 
-/// A fresh PostgreSQL database for this test (dropped afterwards); skipped without
-/// `DATABASE_URL` (CI sets it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replay_store_on_postgres() {
-    let Ok(admin_url) = std::env::var("DATABASE_URL") else {
-        eprintln!("DATABASE_URL not set: PostgreSQL x402 replay test skipped (CI sets it)");
-        return;
-    };
-    sqlx::any::install_default_drivers();
-    let stamp = hex::encode(shared::sha256(format!("x402{:?}", std::time::SystemTime::now()).as_bytes()));
-    let name = format!("svc_test_x402_{}", &stamp[..12]);
-    let mut admin = sqlx::AnyConnection::connect(&admin_url).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.unwrap();
-    let (base, _) = admin_url.rsplit_once('/').expect("DATABASE_URL has a database part");
-    let url = format!("{base}/{name}");
-    let store = Store::open(&url).await.unwrap();
-    assert!(!store.is_sqlite);
-    lifecycle(&store).await;
-    let second = Store::open(&url).await.unwrap();
-    concurrent(store.clone(), second.clone()).await;
-    store.pool().close().await;
+    let Some(db) = common::postgres("x402 replay").await else { return };
+    lifecycle(&db.store).await;
+    let second = Store::open(&db.url).await.unwrap();
+    concurrent(db.store.clone(), second.clone()).await;
     second.pool().close().await;
-    let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await;
+    db.finish().await;
 }

@@ -1,7 +1,11 @@
 //! Fresh databases for storage tests: a temp SQLite file, and, when `DATABASE_URL` is set, a
 //! new PostgreSQL database created for the test and dropped afterwards.
 
+use ed25519_dalek::SigningKey;
 use relay::store::Store;
+use shared::address::default_program_id;
+use shared::keys::{ClientKey, PromptHash, TeeKey};
+use shared::receipt::{Receipt, ReceiptBody, ReceiptContext};
 use sqlx::Connection;
 
 pub struct Db {
@@ -47,4 +51,20 @@ impl Db {
             let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await;
         }
     }
+}
+
+/// Receipt `n` of a test's own enclave key, and its prompt hash (distinct for each `n`).
+#[allow(dead_code)] // Not every test crate that shares this module stores receipts.
+pub fn receipt(n: u32) -> (Receipt, PromptHash) {
+    let hash = PromptHash(shared::sha256(&n.to_be_bytes()));
+    let body = ReceiptBody {
+        prompt_hash: hash,
+        tee_pubkey: TeeKey([1; 32]),
+        nonce: [(n % 251) as u8; 16],
+        client_pubkey: ClientKey([2; 32]),
+        model: "gpt-oss:20b".into(),
+        provider: "svc-gpu".into(),
+    };
+    let ctx = ReceiptContext { program_id: default_program_id(), timestamp: 1, tdx_quote_hash: None };
+    (Receipt::issue(&body, &SigningKey::from_bytes(&[3; 32]), &ctx).unwrap(), hash)
 }
