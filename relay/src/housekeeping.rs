@@ -3,17 +3,16 @@
 //! whose purpose has passed are deleted (free-trial days before yesterday, rate windows older
 //! than an hour, sign-in challenges expired an hour ago).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::billing::balances;
-use crate::state::App;
+use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
 
 /// Runs the sweeps at start and then every `abandon_after` seconds (at most a minute); a usage
 /// row is abandoned once it is older than the longest a call can run (`abandon_after`).
-pub fn start(app: &App, abandon_after: u64) {
-    let app = app.clone();
-    let store = app.store.clone();
+pub fn start(store: Store, metrics: Arc<Metrics>, abandon_after: u64) {
     let every = Duration::from_secs(abandon_after.clamp(1, 60));
     let abandon_after = i64::try_from(abandon_after).unwrap_or(i64::MAX);
     tokio::spawn(async move {
@@ -22,7 +21,7 @@ pub fn start(app: &App, abandon_after: u64) {
             match balances::refund_abandoned_usage(&store, now.saturating_sub(abandon_after), now).await {
                 Ok(0) => {}
                 Ok(n) => {
-                    app.metrics.billing.usage_abandoned(n as u64);
+                    metrics.billing.usage_abandoned(n as u64);
                     tracing::warn!(refunded = n, "usage rows left pending by a stopped relay refunded");
                 }
                 Err(e) => tracing::warn!(error = %e, "abandoned usage rows not swept; the next sweep retries"),

@@ -8,7 +8,7 @@ use relay::config::RelayConfig;
 use relay::enclaves::EnclavePool;
 use relay::receipts::load_or_create_key;
 use relay::router::router;
-use relay::state::AppState;
+use relay::state::{App, AppState};
 use relay::store::Store;
 
 const USAGE: &str = "usage: relay [--config FILE] [admin …]\n       relay admin help";
@@ -75,11 +75,11 @@ async fn run() -> Result<(), String> {
         config.tee_endpoint_shown.as_deref(),
         config.enclave_max_in_flight,
     ));
-    let state = Arc::new(AppState::new(&config, store, key, enclaves.clone())?);
+    let state = App::new(AppState::new(&config, store, key, enclaves.clone())?);
     tracing::info!(
         backend = if state.store.is_sqlite { "sqlite" } else { "postgres" },
-        ledger_key = %shared::address::Address(state.commits.public_key()),
-        ledger = if state.ledger.is_some() { "solana" } else { "embedded" },
+        ledger_key = %shared::address::Address(state.receipts.commits.public_key()),
+        ledger = if state.receipts.ledger.is_some() { "solana" } else { "embedded" },
         program_id = %config.program_id().map_err(|e| e.to_string())?,
         enclaves = ?config.enclave_urls(),
         api_keys = config.api_keys.len(),
@@ -88,12 +88,11 @@ async fn run() -> Result<(), String> {
     enclaves.refresh().await;
     enclaves.keep_fresh(Duration::from_secs(config.enclave_refresh_secs.max(1)));
     relay::swaps::start(&state);
-    relay::billing::deposits::start(&state);
-    relay::x402::start_reconciler(&state);
+    relay::billing::deposits::start(&state.deposits);
+    relay::x402::start_reconciler(state.x402.clone(), state.store.clone());
     let abandon_after = config.abandoned_usage_secs.unwrap_or(config.enclave_timeout_secs + 60);
-    relay::housekeeping::start(&state, abandon_after);
-    relay::receipts::log::anchor::start(&state);
-    relay::receipts::ledger_writer::start(&state);
+    relay::housekeeping::start(state.store.clone(), state.metrics.clone(), abandon_after);
+    relay::receipts::start(&state.receipts);
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;

@@ -11,23 +11,19 @@ use crate::billing::rate_limit::RateLimiter;
 use crate::config::RelayConfig;
 use crate::enclaves::EnclavePool;
 use crate::plain_agent::PlainAgent;
-use crate::receipts::CommitLog;
-use crate::receipts::ledger_writer::LedgerWriter;
+use crate::receipts::Receipts;
 use crate::store::Store;
 use crate::swaps::Agents;
 use crate::x402::X402;
 
 pub struct AppState {
     pub enclaves: Arc<EnclavePool>,
-    pub keys: ApiKeys,
+    pub keys: Arc<ApiKeys>,
     pub store: Store,
     /// Paid calls' charges and completions, written in groups.
     pub usage: crate::billing::usage_writer::UsageWriter,
-    pub commits: CommitLog,
-    /// `solana` ledger mode: the writer that puts commits on the chain.
-    pub ledger: Option<crate::receipts::ledger_writer::LedgerWriter>,
-    /// The transparency log of receipts (`/log/v1`).
-    pub log: crate::receipts::log::TransparencyLog,
+    /// Commits, the chain writer and the transparency log.
+    pub receipts: Arc<Receipts>,
     /// Base of links the relay hands out (`explorerUrl`, x402 resources).
     pub public_url: String,
     pub prices: Prices,
@@ -38,21 +34,21 @@ pub struct AppState {
     /// The origin sign-in messages name.
     pub sign_in: crate::accounts::sign_in::Origin,
     pub max_history_turns: u32,
-    pub x402: X402,
+    pub x402: Arc<X402>,
     pub rate_limiter: RateLimiter,
     /// The Agent Privacy API, when a chain and a router are configured.
     pub agents: Option<Agents>,
     pub discovery: crate::discovery::DiscoveryConfig,
     /// Deposits from the chain, when configured.
-    pub deposits: crate::billing::deposits::Deposits,
+    pub deposits: Arc<crate::billing::deposits::Deposits>,
     /// The OpenAPI documents, built at start.
     pub openapi: crate::discovery::openapi::Documents,
     /// The counters `GET /metrics` shows.
-    pub metrics: crate::metrics::Metrics,
+    pub metrics: Arc<crate::metrics::Metrics>,
     /// The web app's development trust, when configured.
     pub web: crate::web::WebConfig,
     /// Where collateral for quotes without it comes from (`collateral.pccsUrl`).
-    pub collateral: Option<crate::enclaves::collateral::CollateralSource>,
+    pub collateral: Option<Arc<crate::enclaves::CollateralSource>>,
 }
 
 /// What calls cost, in stablecoin base units.
@@ -68,7 +64,24 @@ pub struct Prices {
     pub other: BTreeMap<String, crate::billing::metering::PriceTable>,
 }
 
-pub type App = Arc<AppState>;
+/// The state the router holds: shared, cheap to clone. A handler or worker that needs one
+/// subsystem takes that subsystem's own state (`State<Arc<Receipts>>`, through axum's `FromRef`),
+/// so what it can touch is in its signature.
+#[derive(Clone)]
+pub struct App(Arc<AppState>);
+
+impl App {
+    pub fn new(state: AppState) -> Self {
+        App(Arc::new(state))
+    }
+}
+
+impl std::ops::Deref for App {
+    type Target = AppState;
+    fn deref(&self) -> &AppState {
+        &self.0
+    }
+}
 
 impl AppState {
     /// Everything the handlers share, from the configuration, over an open store, the ledger
@@ -79,22 +92,18 @@ impl AppState {
         key: SigningKey,
         enclaves: Arc<EnclavePool>,
     ) -> Result<AppState, String> {
-        let program_id = config.program_id().map_err(|e| e.to_string())?;
-        // One key for commits, anchors and tree heads (docs/log.md "Keys").
-        let log = crate::receipts::log::TransparencyLog::new(key.clone(), store.clone(), config.log.clone());
-        let ledger = LedgerWriter::from_config(&config.ledger, key.clone(), program_id, store.clone())?;
-        let commits = match ledger {
-            Some(_) => CommitLog::new(key, program_id, store.clone()).queue_for_chain(),
-            None => CommitLog::new(key, program_id, store.clone()),
-        };
+        let deposits = Arc::new(crate::billing::deposits::Deposits::from_config(
+            &config.deposits,
+            store.clone(),
+            enclaves.clone(),
+        )?);
         Ok(AppState {
+            deposits,
             enclaves,
-            keys: ApiKeys::new(&config.api_keys, store.clone()),
+            keys: Arc::new(ApiKeys::new(&config.api_keys, store.clone())),
             usage: crate::billing::usage_writer::UsageWriter::new(store.clone()),
+            receipts: Arc::new(Receipts::new(config, store.clone(), key)?),
             store,
-            commits,
-            ledger,
-            log,
             public_url: config.public_url(),
             prices: Prices {
                 per_million_tokens: config.price_per_million_tokens.clone(),
@@ -110,15 +119,14 @@ impl AppState {
                 ipv6_prefix: config.guest_ipv6_prefix,
             },
             max_history_turns: config.max_history_turns,
-            x402: X402::new(&config.x402).map_err(|e| e.to_string())?,
+            x402: Arc::new(X402::new(&config.x402).map_err(|e| e.to_string())?),
             rate_limiter: RateLimiter::new(config.rate_limits),
             agents: Agents::from_config(&config.agents)?,
             discovery: config.discovery.clone(),
-            deposits: crate::billing::deposits::Deposits::from_config(&config.deposits)?,
             openapi: crate::discovery::openapi::Documents::new(&config.public_url()),
             metrics: Default::default(),
             web: config.web.clone(),
-            collateral: crate::enclaves::collateral::CollateralSource::from_config(&config.collateral),
+            collateral: crate::enclaves::CollateralSource::from_config(&config.collateral).map(Arc::new),
         })
     }
 }

@@ -60,6 +60,12 @@ pub struct Store {
     sqlite_writer: Option<Arc<tokio::sync::Mutex<AnyConnection>>>,
 }
 
+impl axum::extract::FromRef<crate::state::App> for Store {
+    fn from_ref(app: &crate::state::App) -> Self {
+        app.store.clone()
+    }
+}
+
 /// A group writer's turn: on SQLite the writers' own connection, held until the turn ends;
 /// on PostgreSQL any pooled connection.
 pub struct WriteTurn {

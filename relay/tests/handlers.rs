@@ -17,7 +17,7 @@ use axum::extract::connect_info::MockConnectInfo;
 use axum::http::{Request, header};
 use relay::config::RelayConfig;
 use relay::enclaves::EnclavePool;
-use relay::state::AppState;
+use relay::state::{App, AppState};
 use serde_json::{Value, json};
 use shared::address::Address;
 use tower::ServiceExt;
@@ -59,7 +59,7 @@ async fn relay_on(db: common::Db, swaps: bool, config: Value) -> Relay {
     let config: RelayConfig = serde_json::from_value(whole).unwrap();
     let enclaves = Arc::new(EnclavePool::new(&[NOWHERE.to_string()], Duration::from_secs(1), None, 4));
     let key = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
-    let state = Arc::new(AppState::new(&config, db.store.clone(), key, enclaves).unwrap());
+    let state = App::new(AppState::new(&config, db.store.clone(), key, enclaves).unwrap());
     let router = relay::router::router(state).layer(MockConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40_000))));
     Relay { router, db }
 }

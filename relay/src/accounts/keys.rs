@@ -3,8 +3,9 @@
 
 use std::collections::HashSet;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRef, FromRequestParts};
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
@@ -106,11 +107,22 @@ pub struct Authorized<S: Scope> {
     scope: PhantomData<S>,
 }
 
-impl<S: Scope> FromRequestParts<App> for Authorized<S> {
+/// Any router state that holds the keys (the app's, or a test's with nothing else).
+impl<S: Scope, St: Send + Sync> FromRequestParts<St> for Authorized<S>
+where
+    Arc<ApiKeys>: FromRef<St>,
+{
     type Rejection = RelayError;
 
-    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, RelayError> {
-        Ok(Authorized { caller: app.keys.check::<S>(&parts.headers).await?, scope: PhantomData })
+    async fn from_request_parts(parts: &mut Parts, state: &St) -> Result<Self, RelayError> {
+        let keys = Arc::<ApiKeys>::from_ref(state);
+        Ok(Authorized { caller: keys.check::<S>(&parts.headers).await?, scope: PhantomData })
+    }
+}
+
+impl FromRef<App> for Arc<ApiKeys> {
+    fn from_ref(app: &App) -> Self {
+        app.keys.clone()
     }
 }
 

@@ -7,10 +7,10 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
-use super::sign_in;
+use super::sign_in::{self, Origin};
 use crate::accounts::keys::{Authorized, Caller, Keys};
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
+use crate::store::Store;
 
 #[derive(Deserialize, utoipa::ToSchema)]
 pub struct ChallengeRequest {
@@ -34,13 +34,17 @@ pub struct Challenge {
 #[utoipa::path(post, path = "/api/v1/auth/challenge", tag = "accounts", summary = "A sign-in challenge for a wallet to sign",
     request_body = ChallengeRequest,
     responses((status = 200, body = Challenge), (status = 400, body = ErrorBody), (status = "default", body = ErrorBody)))]
-pub async fn challenge(State(app): State<App>, body: Body) -> Result<Json<Challenge>, RelayError> {
+pub async fn challenge(
+    State(store): State<Store>,
+    State(origin): State<Origin>,
+    body: Body,
+) -> Result<Json<Challenge>, RelayError> {
     let body = crate::http::body::read(body, crate::http::body::MAX_SMALL_BODY).await?;
     let req: ChallengeRequest = serde_json::from_slice(&body)
         .map_err(|_| RelayError::BadRequest("body must be {\"wallet\": \"<base58>\"}".into()))?;
     let scopes = sign_in::scopes(req.scopes.as_deref())?;
     let (nonce, message, expires_at) =
-        sign_in::challenge(&app.store, &app.sign_in, &req.wallet, &scopes, crate::unix_now()).await?;
+        sign_in::challenge(&store, &origin, &req.wallet, &scopes, crate::unix_now()).await?;
     Ok(Json(Challenge { nonce, message, expires_at: shared::time::rfc3339(expires_at.max(0) as u64) }))
 }
 
@@ -69,14 +73,18 @@ pub struct IssuedKey {
     request_body = SignInRequest,
     responses((status = 201, body = IssuedKey), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
-pub async fn sign_in(State(app): State<App>, body: Body) -> Result<(StatusCode, Json<IssuedKey>), RelayError> {
+pub async fn sign_in(
+    State(store): State<Store>,
+    State(origin): State<Origin>,
+    body: Body,
+) -> Result<(StatusCode, Json<IssuedKey>), RelayError> {
     let body = crate::http::body::read(body, crate::http::body::MAX_SMALL_BODY).await?;
     let req: SignInRequest = serde_json::from_slice(&body)
         .map_err(|_| RelayError::BadRequest("body must be {wallet, nonce, signature}".into()))?;
     let scopes = sign_in::scopes(req.scopes.as_deref())?;
     let now = crate::unix_now();
     let (api_key, key_id) =
-        sign_in::sign_in(&app.store, &app.sign_in, &req.wallet, &req.nonce, &req.signature, &scopes, now).await?;
+        sign_in::sign_in(&store, &origin, &req.wallet, &req.nonce, &req.signature, &scopes, now).await?;
     Ok((StatusCode::CREATED, Json(IssuedKey { api_key, key_id, scopes })))
 }
 
@@ -107,11 +115,11 @@ pub struct KeyList {
     responses((status = 200, body = KeyList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn list_keys(
-    State(app): State<App>,
+    State(store): State<Store>,
     Authorized { caller, .. }: Authorized<Keys>,
 ) -> Result<Json<KeyList>, RelayError> {
     let wallet = signed_in(caller)?;
-    let keys = sign_in::list(&app.store, &wallet)
+    let keys = sign_in::list(&store, &wallet)
         .await?
         .into_iter()
         .map(|k| KeyView { key_id: k.id, scopes: k.scopes, created_at: k.created_at, revoked_at: k.revoked_at })
@@ -132,12 +140,12 @@ pub struct Revoked {
     responses((status = 200, body = Revoked), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn revoke_key(
-    State(app): State<App>,
+    State(store): State<Store>,
     Authorized { caller, .. }: Authorized<Keys>,
     Path(id): Path<String>,
 ) -> Result<Json<Revoked>, RelayError> {
     let wallet = signed_in(caller)?;
-    sign_in::revoke(&app.store, &wallet, &id, crate::unix_now()).await?;
+    sign_in::revoke(&store, &wallet, &id, crate::unix_now()).await?;
     Ok(Json(Revoked { key_id: id, revoked: true }))
 }
 
@@ -154,11 +162,11 @@ pub struct Rotated {
     responses((status = 200, body = Rotated), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn rotate_key(
-    State(app): State<App>,
+    State(store): State<Store>,
     Authorized { caller, .. }: Authorized<Keys>,
     Path(id): Path<String>,
 ) -> Result<Json<Rotated>, RelayError> {
     let wallet = signed_in(caller)?;
-    let api_key = sign_in::rotate(&app.store, &wallet, &id).await?;
+    let api_key = sign_in::rotate(&store, &wallet, &id).await?;
     Ok(Json(Rotated { api_key, key_id: id }))
 }

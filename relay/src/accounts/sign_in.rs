@@ -27,6 +27,12 @@ pub struct Origin {
     pub chain_id: String,
 }
 
+impl axum::extract::FromRef<crate::state::App> for Origin {
+    fn from_ref(app: &crate::state::App) -> Self {
+        app.sign_in.clone()
+    }
+}
+
 /// The scopes asked for, checked and in canonical order; none asked: [`DEFAULT_SCOPES`].
 pub fn scopes(requested: Option<&[String]>) -> Result<String, AccountError> {
     let Some(requested) = requested else { return Ok(DEFAULT_SCOPES.into()) };

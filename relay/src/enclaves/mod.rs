@@ -8,11 +8,30 @@ pub mod objects;
 pub mod pool;
 pub mod routes;
 
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+
 pub use client::{EnclaveAnswer, EnclaveClient, Unreachable};
+pub use collateral::CollateralSource;
 pub use pool::EnclavePool;
 
+use crate::state::App;
+
+impl FromRef<App> for Arc<EnclavePool> {
+    fn from_ref(app: &App) -> Self {
+        app.enclaves.clone()
+    }
+}
+
+impl FromRef<App> for Option<Arc<CollateralSource>> {
+    fn from_ref(app: &App) -> Self {
+        app.collateral.clone()
+    }
+}
+
 /// The enclave routes: its key, its attestation, the enclaves behind this relay, provisioning.
-pub fn routes() -> axum::Router<crate::state::App> {
+pub fn routes() -> axum::Router<App> {
     use axum::routing::{get, post};
     axum::Router::new()
         .route("/tee/public-key", get(routes::public_key))

@@ -3,6 +3,8 @@
 //! collateral to a quote that has none), and provisioning, forwarded unread to the enclave the
 //! bundle is sealed to.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use axum::http::{StatusCode, header};
@@ -12,9 +14,8 @@ use serde_json::value::RawValue;
 use shared::envelope::Envelope;
 use shared::wire::ProvisionRequest;
 
-use super::{EnclaveAnswer, EnclaveClient};
+use super::{CollateralSource, EnclaveAnswer, EnclaveClient, EnclavePool};
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
 
 fn passthrough(answer: EnclaveAnswer) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
@@ -26,13 +27,13 @@ fn passthrough(answer: EnclaveAnswer) -> Response {
     summary = "The enclave's X25519 public key (contract §2.5)",
     responses((status = 200, body = shared::wire::PublicKeyResponse),
               (status = 502, description = "`tee_unreachable`, with `teeEndpoint`", body = ErrorBody)))]
-pub async fn public_key(State(app): State<App>) -> Result<Response, RelayError> {
+pub async fn public_key(State(enclaves): State<Arc<EnclavePool>>) -> Result<Response, RelayError> {
     // The answer the background refresh last fetched (at most `enclaveRefreshSecs` old, and
     // renewed at once when an envelope names a key the enclave no longer holds).
-    if let Some(body) = app.enclaves.any_key_answer() {
+    if let Some(body) = enclaves.any_key_answer() {
         return Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response());
     }
-    let enclave = app.enclaves.any();
+    let enclave = enclaves.any();
     let answer = enclave.get("/public-key").await.map_err(|_| enclave.unreachable())?;
     Ok(passthrough(answer))
 }
@@ -46,7 +47,11 @@ pub async fn public_key(State(app): State<App>) -> Result<Response, RelayError> 
     responses((status = 200, body = shared::wire::AttestationResponse),
               (status = 400, description = "A malformed nonce or key id, or a key no enclave holds", body = ErrorBody),
               (status = 502, description = "`tee_unreachable`", body = ErrorBody)))]
-pub async fn attestation(State(app): State<App>, RawQuery(query): RawQuery) -> Result<Response, RelayError> {
+pub async fn attestation(
+    State(enclaves): State<Arc<EnclavePool>>,
+    State(collateral): State<Option<Arc<CollateralSource>>>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, RelayError> {
     let path = match shared::freshness::nonce_from_query(query.as_deref()) {
         None => "/attestation".to_string(),
         Some(Ok(nonce)) => format!("/attestation?nonce={}", hex::encode(nonce)),
@@ -59,13 +64,13 @@ pub async fn attestation(State(app): State<App>, RawQuery(query): RawQuery) -> R
                 .ok_or_else(|| RelayError::BadRequest("keyId must be 64 lowercase hex characters".into()))?,
         ),
     };
-    let enclave = app.enclaves.for_key(key_id).await?;
+    let enclave = enclaves.for_key(key_id).await?;
     let answer = match path.as_str() {
         "/attestation" => enclave.attestation().await,
         _ => enclave.get(&path).await,
     };
     let mut answer = answer.map_err(|_| enclave.unreachable())?;
-    if let Some(source) = &app.collateral
+    if let Some(source) = &collateral
         && answer.status == 200
         && let Some(body) = source.attach(&answer.body, crate::unix_now().max(0) as u64).await
     {
@@ -95,9 +100,9 @@ pub struct EnclaveList {
 /// `GET /tee/keys`: every enclave behind this relay, with its attestation.
 #[utoipa::path(get, path = "/tee/keys", tag = "enclave", summary = "Every enclave behind this relay, with its attestation",
     responses((status = 200, body = EnclaveList)))]
-pub async fn keys(State(app): State<App>) -> Json<EnclaveList> {
+pub async fn keys(State(pool): State<Arc<EnclavePool>>) -> Json<EnclaveList> {
     let mut enclaves = Vec::new();
-    for member in app.enclaves.members() {
+    for member in pool.members() {
         let key = member.key();
         let attestation = match key {
             None => None,
@@ -127,13 +132,16 @@ pub async fn keys(State(app): State<App>) -> Json<EnclaveList> {
               (status = 400, description = "A malformed body or envelope, or the enclave's refusal", body = ErrorBody),
               (status = 413, body = ErrorBody), (status = 502, body = ErrorBody),
               (status = "default", description = "The enclave's refusal, passed on", body = ErrorBody)))]
-pub async fn provision(State(app): State<App>, body: axum::body::Body) -> Result<Response, RelayError> {
+pub async fn provision(
+    State(enclaves): State<Arc<EnclavePool>>,
+    body: axum::body::Body,
+) -> Result<Response, RelayError> {
     let body = crate::http::body::read(body, crate::http::body::MAX_SMALL_BODY).await?;
     let request: ProvisionRequest = serde_json::from_slice(&body)
         .map_err(|_| RelayError::BadRequest("body must be {\"encryptedBundle\": \"<envelope JSON>\"}".into()))?;
     // Only the envelope's outer fields are read here, for its key id.
     let envelope = Envelope::parse(&request.encrypted_bundle)?;
-    let enclave: &EnclaveClient = app.enclaves.for_key(envelope.key_id).await?;
+    let enclave: &EnclaveClient = enclaves.for_key(envelope.key_id).await?;
     let answer = enclave.post_json("/provision", body).await.map_err(|_| enclave.unreachable())?;
     Ok(passthrough(answer))
 }

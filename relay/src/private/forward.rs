@@ -109,17 +109,17 @@ pub async fn commit_receipt(
     receipt: &Receipt,
     prompt_hash: &PromptHash,
 ) -> Result<OnchainAttestation, RelayError> {
-    if receipt.verify(app.commits.program_id()).map(|v| v.body.prompt_hash) != Ok(*prompt_hash) {
+    if receipt.verify(app.receipts.commits.program_id()).map(|v| v.body.prompt_hash) != Ok(*prompt_hash) {
         return Err(RelayError::EnclaveAnswer("the enclave returned a receipt that does not verify"));
     }
-    match app.commits.commit(receipt, prompt_hash, crate::unix_now()).await {
+    match app.receipts.commits.commit(receipt, prompt_hash, crate::unix_now()).await {
         Ok(signature) => Ok(OnchainAttestation {
             address: receipt.address.clone(),
             encrypted_prompt_hash: receipt.encrypted_prompt_hash.clone(),
-            explorer_url: app.commits.explorer_url(&app.public_url, &signature),
+            explorer_url: app.receipts.commits.explorer_url(&app.public_url, &signature),
             signature,
             // In solana mode the commit is only queued for the chain so far.
-            status: Some(if app.commits.queues_for_chain() { "pending" } else { "landed" }.into()),
+            status: Some(if app.receipts.commits.queues_for_chain() { "pending" } else { "landed" }.into()),
         }),
         Err(CommitError::Duplicate) => Err(RelayError::DuplicateReceipt),
         Err(e) => {

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use shared::address::Address;
 
 use super::outbox::{self, OutboxRow, State};
-use crate::state::App;
+use crate::receipts::Receipts;
 use crate::store::{Store, StoreError};
 
 /// Rows read per pass and state.
@@ -271,12 +271,12 @@ impl Committed {
 }
 
 /// Runs the writer for the life of the relay (solana mode).
-pub fn start(app: &App) {
-    let Some(writer) = app.ledger.as_ref() else { return };
+pub fn start(receipts: &Arc<Receipts>) {
+    let Some(writer) = receipts.ledger.as_ref() else { return };
     let poll = writer.poll;
-    let app = Arc::clone(app);
+    let receipts = receipts.clone();
     tokio::spawn(async move {
-        let Some(writer) = app.ledger.as_ref() else { return };
+        let Some(writer) = receipts.ledger.as_ref() else { return };
         let mut tick = tokio::time::interval(poll);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {

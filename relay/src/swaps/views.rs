@@ -164,7 +164,7 @@ pub async fn attestation(State(app): State<App>, Path(id): Path<String>) -> Resu
         explorer: Links {
             funding_tx: link(&receipt.funding_tx_sig),
             final_tx: link(&receipt.final_tx_sig),
-            attestation: app.commits.explorer_url(&app.public_url, commit),
+            attestation: app.receipts.commits.explorer_url(&app.public_url, commit),
         },
         receipt,
     }))

@@ -378,10 +378,10 @@ async fn attest(app: &App, s: &mut Session) -> Result<Next, RelayError> {
             ask(app, s, |blob| StepRequest::Attest { blob, funding_tx_sig: funding, final_tx_sig: last }).await?;
         let receipt =
             answer.receipt.ok_or(RelayError::EnclaveAnswer("the enclave's attest answer lacks its receipt"))?;
-        if receipt.session_id != s.id || receipt.verify(app.commits.program_id()).is_err() {
+        if receipt.session_id != s.id || receipt.verify(app.receipts.commits.program_id()).is_err() {
             return Err(RelayError::EnclaveAnswer("the enclave's swap receipt does not verify"));
         }
-        let commit = app.commits.commit_swap(&receipt, crate::unix_now()).await.map_err(|e| {
+        let commit = app.receipts.commits.commit_swap(&receipt, crate::unix_now()).await.map_err(|e| {
             tracing::error!(session = %s.id, error = %e, "swap receipt not committed");
             RelayError::Internal("a swap receipt was not committed")
         })?;

@@ -3,10 +3,11 @@
 //! is the caller's, before the handler reads anything.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::extract::{FromRef, FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use chain::Chain;
@@ -20,11 +21,12 @@ use super::records::{self, Operation, Wallet, WalletAuditEntry};
 use super::requests;
 use super::webhooks::{self, WebhookDelivery, WebhookMessage};
 use super::{fund, now_ms};
-use crate::accounts::Caller;
 use crate::accounts::keys::{Authorized, Swap};
+use crate::accounts::{ApiKeys, Caller};
 use crate::http::body;
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
+use crate::store::Store;
 use crate::swaps::params::Fields;
 use crate::swaps::quote::Pair;
 
@@ -110,16 +112,21 @@ pub struct OwnedWallet {
     pub caller: Caller,
 }
 
-impl FromRequestParts<App> for OwnedWallet {
+impl<St: Send + Sync> FromRequestParts<St> for OwnedWallet
+where
+    Arc<ApiKeys>: FromRef<St>,
+    Store: FromRef<St>,
+{
     type Rejection = RelayError;
 
-    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, RelayError> {
-        let Authorized { caller, .. } = Authorized::<Swap>::from_request_parts(parts, app).await?;
+    async fn from_request_parts(parts: &mut Parts, state: &St) -> Result<Self, RelayError> {
+        let Authorized { caller, .. } = Authorized::<Swap>::from_request_parts(parts, state).await?;
         let no_such = || RelayError::NotFound("no such wallet");
         let Path(params) =
-            Path::<HashMap<String, String>>::from_request_parts(parts, app).await.map_err(|_| no_such())?;
+            Path::<HashMap<String, String>>::from_request_parts(parts, state).await.map_err(|_| no_such())?;
         let id = params.get("id").and_then(|id| shared::swap::parse_uuid(id)).ok_or_else(no_such)?;
-        let wallet = records::get(&app.store, &shared::swap::format_uuid(&id)).await?.ok_or_else(no_such)?;
+        let store = Store::from_ref(state);
+        let wallet = records::get(&store, &shared::swap::format_uuid(&id)).await?.ok_or_else(no_such)?;
         if wallet.key_id != caller.key_id {
             return Err(RelayError::Forbidden("this wallet belongs to another account".into()));
         }

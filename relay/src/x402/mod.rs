@@ -17,6 +17,7 @@ pub mod payment;
 pub mod replay;
 pub mod requirements;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, header};
@@ -32,11 +33,10 @@ use requirements::{Offer, PAYMENT_RESPONSE, X_PAYMENT_RESPONSE};
 use crate::store::Store;
 
 /// Reconciles payments left `sending` (built-in facilitator) at start and every 30 s.
-pub fn start_reconciler(app: &crate::state::App) {
-    let app = app.clone();
+pub fn start_reconciler(x402: Arc<X402>, store: Store) {
     tokio::spawn(async move {
         loop {
-            app.x402.reconcile(&app.store).await;
+            x402.reconcile(&store).await;
             tokio::time::sleep(Duration::from_secs(30)).await;
         }
     });

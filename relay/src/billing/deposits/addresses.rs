@@ -3,17 +3,17 @@
 
 use sqlx::Row;
 
+use super::Deposits;
 use crate::enclaves::objects;
 use crate::http::error::RelayError;
-use crate::state::AppState;
 use crate::store::is_unique_violation;
 
 /// The deposit owner of `key_id`, made by an enclave the first time it is asked.
-pub async fn owner_of(app: &AppState, key_id: &str) -> Result<String, RelayError> {
-    if let Some(owner) = stored(app, key_id).await? {
+pub async fn owner_of(deposits: &Deposits, key_id: &str) -> Result<String, RelayError> {
+    if let Some(owner) = stored(deposits, key_id).await? {
         return Ok(owner);
     }
-    let object = objects::create(&app.store, &app.enclaves, "signing-key").await?;
+    let object = objects::create(&deposits.store, &deposits.enclaves, "signing-key").await?;
     let owner =
         object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a signing key came back without its public key"))?;
     let inserted =
@@ -22,31 +22,31 @@ pub async fn owner_of(app: &AppState, key_id: &str) -> Result<String, RelayError
             .bind(&owner)
             .bind(&object.id)
             .bind(crate::unix_now())
-            .execute(app.store.pool())
+            .execute(deposits.store.pool())
             .await
             .map_err(crate::store::StoreError::from);
     match inserted {
         Ok(_) => Ok(owner),
         // Two asks at once: the first one's owner stands (the other key stays sealed, unused).
         Err(e) if is_unique_violation(&e) => {
-            stored(app, key_id).await?.ok_or(RelayError::Internal("a deposit address vanished after a conflict"))
+            stored(deposits, key_id).await?.ok_or(RelayError::Internal("a deposit address vanished after a conflict"))
         }
         Err(e) => Err(e.into()),
     }
 }
 
-async fn stored(app: &AppState, key_id: &str) -> Result<Option<String>, RelayError> {
+async fn stored(deposits: &Deposits, key_id: &str) -> Result<Option<String>, RelayError> {
     let row = sqlx::query("SELECT owner FROM deposit_addresses WHERE key_id = $1")
         .bind(key_id)
-        .fetch_optional(app.store.pool())
+        .fetch_optional(deposits.store.pool())
         .await?;
     Ok(row.map(|r| r.try_get("owner")).transpose()?)
 }
 
 /// Every (key id, owner) watched.
-pub async fn all(app: &AppState) -> Result<Vec<(String, String)>, RelayError> {
+pub async fn all(deposits: &Deposits) -> Result<Vec<(String, String)>, RelayError> {
     let rows = sqlx::query("SELECT key_id, owner FROM deposit_addresses ORDER BY created_at")
-        .fetch_all(app.store.pool())
+        .fetch_all(deposits.store.pool())
         .await?;
     Ok(rows.iter().map(|r| Ok((r.try_get("key_id")?, r.try_get("owner")?))).collect::<Result<_, sqlx::Error>>()?)
 }

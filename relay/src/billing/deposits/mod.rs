@@ -10,12 +10,16 @@ pub mod routes;
 pub mod watcher;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::FromRef;
 use serde::Deserialize;
 use shared::address::Address;
 
+use crate::enclaves::EnclavePool;
 use crate::state::App;
+use crate::store::Store;
 
 /// The `deposits` section of the relay configuration.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -76,14 +80,23 @@ impl DepositsConfig {
     }
 }
 
-/// The deposits side of a relay: its configuration and, when on, its chain reader.
+/// The deposits side of a relay: its configuration and, when on, its chain reader; the store it
+/// records in, and the enclaves that make the deposit owners' keys.
 pub struct Deposits {
     pub config: DepositsConfig,
     pub chain: Option<chain::RpcChain>,
+    pub store: Store,
+    pub enclaves: Arc<EnclavePool>,
+}
+
+impl FromRef<App> for Arc<Deposits> {
+    fn from_ref(app: &App) -> Self {
+        app.deposits.clone()
+    }
 }
 
 impl Deposits {
-    pub fn from_config(config: &DepositsConfig) -> Result<Self, String> {
+    pub fn from_config(config: &DepositsConfig, store: Store, enclaves: Arc<EnclavePool>) -> Result<Self, String> {
         config.check()?;
         let chain = match &config.rpc_url {
             None => None,
@@ -96,13 +109,13 @@ impl Deposits {
                 Some(built.map_err(|e| format!("deposits.rpcUrl: {e}"))?)
             }
         };
-        Ok(Deposits { config: config.clone(), chain })
+        Ok(Deposits { config: config.clone(), chain, store, enclaves })
     }
 }
 
 /// Starts the watcher when deposits are configured.
-pub fn start(app: &App) {
-    if app.deposits.chain.is_some() {
-        tokio::spawn(watcher::run(app.clone()));
+pub fn start(deposits: &Arc<Deposits>) {
+    if deposits.chain.is_some() {
+        tokio::spawn(watcher::run(deposits.clone()));
     }
 }

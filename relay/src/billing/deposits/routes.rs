@@ -1,16 +1,17 @@
 //! `GET /api/v1/deposits/address` and `GET /api/v1/deposits` (scope `account`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Query, State};
 use serde::Serialize;
 
+use super::Deposits;
 use super::addresses;
 use super::records::{self, DepositRecord};
 use crate::accounts::keys::{Account, Authorized};
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -41,8 +42,8 @@ pub struct DepositList {
     pub deposits: Vec<DepositRecord>,
 }
 
-fn enabled(app: &App) -> Result<(), RelayError> {
-    match app.deposits.config.enabled() {
+fn enabled(deposits: &Deposits) -> Result<(), RelayError> {
+    match deposits.config.enabled() {
         true => Ok(()),
         false => Err(RelayError::NotFound("deposits are not configured on this relay")),
     }
@@ -54,16 +55,15 @@ fn enabled(app: &App) -> Result<(), RelayError> {
     responses((status = 200, body = DepositAddress), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, description = "Deposits are not configured", body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn address(
-    State(app): State<App>,
+    State(deposits): State<Arc<Deposits>>,
     Authorized { caller, .. }: Authorized<Account>,
 ) -> Result<Json<DepositAddress>, RelayError> {
     let key_id = caller.key_id;
-    enabled(&app)?;
-    let owner = addresses::owner_of(&app, &key_id).await?;
+    enabled(&deposits)?;
+    let owner = addresses::owner_of(&deposits, &key_id).await?;
     let owner_address =
         shared::address::Address::parse(&owner).ok_or(RelayError::Internal("a stored deposit owner is not base58"))?;
-    let token_accounts = app
-        .deposits
+    let token_accounts = deposits
         .config
         .accepted()
         .into_iter()
@@ -74,7 +74,7 @@ pub async fn address(
             min_amount: m.min_amount.to_string(),
         })
         .collect();
-    let network = app.deposits.config.network.clone().unwrap_or_else(|| "mainnet".into());
+    let network = deposits.config.network.clone().unwrap_or_else(|| "mainnet".into());
     Ok(Json(DepositAddress { key_id, owner, network, token_accounts }))
 }
 
@@ -83,12 +83,12 @@ pub async fn address(
     responses((status = 200, body = DepositList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn list(
-    State(app): State<App>,
+    State(deposits): State<Arc<Deposits>>,
     Authorized { caller, .. }: Authorized<Account>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<DepositList>, RelayError> {
     let key_id = caller.key_id;
-    enabled(&app)?;
+    enabled(&deposits)?;
     let limit = match query.get("limit") {
         None => 50,
         Some(l) => l
@@ -97,6 +97,6 @@ pub async fn list(
             .filter(|l| (1..=200).contains(l))
             .ok_or_else(|| RelayError::BadRequest("limit must be an integer between 1 and 200".into()))?,
     };
-    let deposits = records::of_key(&app.store, &key_id, limit).await?;
+    let deposits = records::of_key(&deposits.store, &key_id, limit).await?;
     Ok(Json(DepositList { key_id, deposits }))
 }

@@ -14,44 +14,45 @@
 //! moved the cursor above its lower end walks on to the address's first signature: slower,
 //! never a skip.
 
+use std::sync::Arc;
+
 use chain::{Chain, Commitment, RpcChain, SignatureInfo};
 use shared::address::Address;
 use shared::solana::Transaction;
 use shared::solana::programs::TOKEN_PROGRAM;
 
 use super::records::{self, DepositRecord, state};
-use super::{DepositMint, addresses};
+use super::{DepositMint, Deposits, addresses};
 use crate::billing::balances;
 use crate::http::error::RelayError;
-use crate::state::App;
 
 /// Pages one scan reads per address; a walk longer than that goes on at the next scan.
 const PAGES_PER_SCAN: usize = 20;
 
-pub async fn run(app: App) {
-    let Some(chain) = app.deposits.chain.as_ref() else { return };
+pub async fn run(deposits: Arc<Deposits>) {
+    let Some(chain) = deposits.chain.as_ref() else { return };
     loop {
-        if let Err(e) = scan(&app, chain).await {
+        if let Err(e) = scan(&deposits, chain).await {
             tracing::warn!(error = %e, "deposit scan failed; the next one retries");
         }
-        tokio::time::sleep(app.deposits.config.poll()).await;
+        tokio::time::sleep(deposits.config.poll()).await;
     }
 }
 
 /// One scan: record, finalize, credit.
-pub async fn scan(app: &App, chain: &RpcChain) -> Result<(), RelayError> {
-    let accepted = app.deposits.config.accepted();
-    for (key_id, owner) in addresses::all(app).await? {
+pub async fn scan(deposits: &Deposits, chain: &RpcChain) -> Result<(), RelayError> {
+    let accepted = deposits.config.accepted();
+    for (key_id, owner) in addresses::all(deposits).await? {
         let owner = Address::parse(&owner).ok_or(RelayError::Internal("a stored deposit owner is not base58"))?;
         let mut watched = vec![owner];
         watched.extend(accepted.iter().map(|(mint, _)| shared::swap::funding::token_account(&owner, mint)));
         for address in watched {
-            scan_address(app, chain, &key_id, &owner, &address, &accepted).await?;
+            scan_address(deposits, chain, &key_id, &owner, &address, &accepted).await?;
         }
     }
-    finalize(app, chain).await?;
-    for (signature, ix) in records::to_credit(&app.store).await? {
-        if let Some(c) = balances::credit_deposit(&app.store, &signature, ix, crate::unix_now()).await? {
+    finalize(deposits, chain).await?;
+    for (signature, ix) in records::to_credit(&deposits.store).await? {
+        if let Some(c) = balances::credit_deposit(&deposits.store, &signature, ix, crate::unix_now()).await? {
             tracing::info!(key_id = %c.key_id, currency = %c.currency, amount = c.amount, balance_after = c.balance_after, %signature, ix, "deposit credited");
             crate::failpoint::hit("deposit:credited");
         }
@@ -60,16 +61,16 @@ pub async fn scan(app: &App, chain: &RpcChain) -> Result<(), RelayError> {
 }
 
 async fn scan_address(
-    app: &App,
+    deposits: &Deposits,
     chain: &RpcChain,
     key_id: &str,
     owner: &Address,
     address: &Address,
     accepted: &[(Address, &DepositMint)],
 ) -> Result<(), RelayError> {
-    let page_size = app.deposits.config.page_size();
+    let page_size = deposits.config.page_size();
     let key = address.to_string();
-    let records::ScanState { cursor, walk } = records::scan_state(&app.store, &key).await?;
+    let records::ScanState { cursor, walk } = records::scan_state(&deposits.store, &key).await?;
     // Newest first, back to the cursor. A walk under way carries on below what it handled.
     let (mut top, mut before) = match walk {
         Some((top, below)) => (Some(top), Some(below)),
@@ -81,7 +82,7 @@ async fn scan_address(
         let reached = page.iter().position(|i| Some(&i.signature) == cursor.as_ref());
         let new = &page[..reached.unwrap_or(page.len())];
         if !new.is_empty() {
-            record_page(app, chain, key_id, owner, new, accepted).await?;
+            record_page(deposits, chain, key_id, owner, new, accepted).await?;
             crate::failpoint::hit("deposit:recorded");
         }
         if top.is_none() {
@@ -90,11 +91,11 @@ async fn scan_address(
         let Some(top) = top.as_deref() else { return Ok(()) }; // nothing since the cursor
         match new.last() {
             Some(last) if reached.is_none() && page.len() == page_size => {
-                records::save_walk(&app.store, &key, top, &last.signature, crate::unix_now()).await?;
+                records::save_walk(&deposits.store, &key, top, &last.signature, crate::unix_now()).await?;
                 before = Some(last.signature.clone());
             }
             // The old cursor, or the address's first signature: every signature is handled.
-            _ => return Ok(records::finish_walk(&app.store, &key, top, crate::unix_now()).await?),
+            _ => return Ok(records::finish_walk(&deposits.store, &key, top, crate::unix_now()).await?),
         }
     }
     Ok(())
@@ -102,7 +103,7 @@ async fn scan_address(
 
 /// Records the deposits in `infos` (failed transactions carry none).
 async fn record_page(
-    app: &App,
+    deposits: &Deposits,
     chain: &RpcChain,
     key_id: &str,
     owner: &Address,
@@ -116,7 +117,7 @@ async fn record_page(
             return Err(RelayError::Chain(chain::ChainError::Malformed { method: "getTransaction", detail }));
         };
         for d in deposits_in(&landed, &info.signature, key_id, owner, accepted) {
-            if records::record(&app.store, &d, crate::unix_now()).await? {
+            if records::record(&deposits.store, &d, crate::unix_now()).await? {
                 tracing::info!(key_id, signature = %d.signature, ix = d.ix, amount = d.amount, state = %d.state, "deposit seen");
             }
         }
@@ -125,13 +126,13 @@ async fn record_page(
 }
 
 /// Marks finalized the transactions the chain finalized.
-async fn finalize(app: &App, chain: &RpcChain) -> Result<(), RelayError> {
-    let waiting = records::waiting(&app.store).await?;
+async fn finalize(deposits: &Deposits, chain: &RpcChain) -> Result<(), RelayError> {
+    let waiting = records::waiting(&deposits.store).await?;
     for batch in waiting.chunks(100) {
         let statuses = chain.signature_statuses(batch).await.map_err(RelayError::Chain)?;
         for (signature, status) in batch.iter().zip(statuses) {
             if status.is_some_and(|s| s.err.is_none() && s.confirmation_status == Some(Commitment::Finalized)) {
-                records::finalize(&app.store, signature, crate::unix_now()).await?;
+                records::finalize(&deposits.store, signature, crate::unix_now()).await?;
             }
         }
     }

@@ -11,8 +11,8 @@ use shared::tlog::wire::Anchor;
 use sqlx::Row;
 
 use super::{TransparencyLog, read};
+use crate::receipts::Receipts;
 use crate::receipts::{CommitError, CommitLog};
-use crate::state::App;
 use crate::store::StoreError;
 
 /// An anchor to record beside its ledger transaction.
@@ -82,18 +82,18 @@ pub async fn anchor_once(log: &TransparencyLog, commits: &CommitLog, now: i64) -
 }
 
 /// Runs `anchor_once` every `anchorSecs` (if not 0) for the life of the relay.
-pub fn start(app: &App) {
-    let secs = app.log.config.anchor_secs;
+pub fn start(receipts: &Arc<Receipts>) {
+    let secs = receipts.log.config.anchor_secs;
     if secs == 0 {
         return;
     }
-    let app = Arc::clone(app);
+    let receipts = receipts.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(secs));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            match anchor_once(&app.log, &app.commits, crate::unix_now()).await {
+            match anchor_once(&receipts.log, &receipts.commits, crate::unix_now()).await {
                 Ok(Some(id)) => tracing::info!(tx = %id, "log head anchored"),
                 Ok(None) => {}
                 Err(e) => tracing::warn!(error = %e, "log anchor failed; retrying next interval"),

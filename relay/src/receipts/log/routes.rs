@@ -2,6 +2,8 @@
 //! call `read`, sign a head. Bad input is 400 (`bad_request` when a parameter is missing,
 //! `invalid_field` when one is malformed or out of range); an unknown leaf is 404.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::extract::{Query, State};
 use serde::Deserialize;
@@ -11,7 +13,7 @@ use shared::wire::codes;
 
 use super::{anchor, read};
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
+use crate::receipts::Receipts;
 
 /// Most entries one `GET /log/v1/entries` returns.
 pub const MAX_ENTRIES: u64 = 1000;
@@ -28,8 +30,8 @@ fn number(name: &str, text: Option<&str>) -> Result<Option<u64>, RelayError> {
 
 #[utoipa::path(get, path = "/log/v1/sth", tag = "log", summary = "The current signed tree head",
     responses((status = 200, body = SignedTreeHead), (status = "default", body = ErrorBody)))]
-pub async fn sth(State(app): State<App>) -> Result<Json<SignedTreeHead>, RelayError> {
-    Ok(Json(app.log.head().await?))
+pub async fn sth(State(receipts): State<Arc<Receipts>>) -> Result<Json<SignedTreeHead>, RelayError> {
+    Ok(Json(receipts.log.head().await?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -50,10 +52,10 @@ pub struct InclusionQuery {
     responses((status = 200, body = InclusionProof), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn inclusion(
-    State(app): State<App>,
+    State(receipts): State<Arc<Receipts>>,
     Query(q): Query<InclusionQuery>,
 ) -> Result<Json<InclusionProof>, RelayError> {
-    let pool = app.store.pool();
+    let pool = receipts.store.pool();
     let index = match (q.leaf_hash.as_deref(), q.address.as_deref()) {
         (Some(h), None) => {
             let leaf = shared::tlog::hash::parse_hex(h).ok_or_else(|| invalid("leafHash must be 64 hex characters"))?;
@@ -72,12 +74,12 @@ pub async fn inclusion(
         return Err(invalid(format!("treeSize must be above the leaf index {index} and at most {current}")));
     }
     let (path, root) = read::inclusion(pool, index, size).await?;
-    let (head, signature) = app.log.sign(size, root);
+    let (head, signature) = receipts.log.sign(size, root);
     Ok(Json(InclusionProof {
         leaf_index: index,
         tree_size: size,
         audit_path: path.iter().map(hex::encode).collect(),
-        sth: app.log.wire(&head, &signature),
+        sth: receipts.log.wire(&head, &signature),
     }))
 }
 
@@ -94,14 +96,14 @@ pub struct ConsistencyQuery {
            ("second" = u64, Query, description = "the larger tree size, at most the current one")),
     responses((status = 200, body = ConsistencyProof), (status = 400, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn consistency(
-    State(app): State<App>,
+    State(receipts): State<Arc<Receipts>>,
     Query(q): Query<ConsistencyQuery>,
 ) -> Result<Json<ConsistencyProof>, RelayError> {
     let (Some(first), Some(second)) = (number("first", q.first.as_deref())?, number("second", q.second.as_deref())?)
     else {
         return Err(RelayError::BadRequest("first and second are required".into()));
     };
-    let pool = app.store.pool();
+    let pool = receipts.store.pool();
     let current = read::size(pool).await?;
     if first > second || second > current {
         return Err(invalid(format!("need first <= second <= {current}")));
@@ -122,14 +124,17 @@ pub struct EntriesQuery {
     params(("start" = u64, Query, description = "the first index"),
            ("end" = u64, Query, description = "one past the last index; at most start + 1000")),
     responses((status = 200, body = Entries), (status = 400, body = ErrorBody), (status = "default", body = ErrorBody)))]
-pub async fn entries(State(app): State<App>, Query(q): Query<EntriesQuery>) -> Result<Json<Entries>, RelayError> {
+pub async fn entries(
+    State(receipts): State<Arc<Receipts>>,
+    Query(q): Query<EntriesQuery>,
+) -> Result<Json<Entries>, RelayError> {
     let (Some(start), Some(end)) = (number("start", q.start.as_deref())?, number("end", q.end.as_deref())?) else {
         return Err(RelayError::BadRequest("start and end are required".into()));
     };
     if start > end || end - start > MAX_ENTRIES {
         return Err(invalid(format!("need start <= end <= start + {MAX_ENTRIES}")));
     }
-    Ok(Json(Entries { entries: read::entries(app.store.pool(), start, end).await? }))
+    Ok(Json(Entries { entries: read::entries(receipts.store.pool(), start, end).await? }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -141,10 +146,13 @@ pub struct AnchorsQuery {
 #[utoipa::path(get, path = "/log/v1/anchors", tag = "log", summary = "Anchored tree heads, newest first",
     params(("limit" = Option<u64>, Query, description = "1 to 100 (default 20)")),
     responses((status = 200, body = Anchors), (status = 400, body = ErrorBody), (status = "default", body = ErrorBody)))]
-pub async fn anchors(State(app): State<App>, Query(q): Query<AnchorsQuery>) -> Result<Json<Anchors>, RelayError> {
+pub async fn anchors(
+    State(receipts): State<Arc<Receipts>>,
+    Query(q): Query<AnchorsQuery>,
+) -> Result<Json<Anchors>, RelayError> {
     let limit = number("limit", q.limit.as_deref())?.unwrap_or(20);
     if limit == 0 || limit > MAX_ANCHORS {
         return Err(invalid(format!("limit must be 1 to {MAX_ANCHORS}")));
     }
-    Ok(Json(Anchors { anchors: anchor::list(&app.log, limit).await? }))
+    Ok(Json(Anchors { anchors: anchor::list(&receipts.log, limit).await? }))
 }
