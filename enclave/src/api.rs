@@ -15,9 +15,10 @@ use serde::de::DeserializeOwned;
 use shared::envelope::MAX_ENVELOPE_JSON;
 use shared::privacy::{CreatedWallet, NewWallet, PrivacyAnswer, PrivacyRequest};
 use shared::swap::{OpenedSession, SessionTerms, StepAnswer, StepRequest};
+use shared::wire::codes::EnclaveCode;
 use shared::wire::{
     EncryptedAgentResponse, NewObject, OpenedObject, PrivateRequest, ProcessResponse, ProvisionRequest,
-    ProvisioningState, PublicKeyResponse, SealedObject, StoredBlob, codes,
+    ProvisioningState, PublicKeyResponse, SealedObject, StoredBlob,
 };
 use shared::{b64, sha256};
 
@@ -79,7 +80,7 @@ async fn logged(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let (status, elapsed_ms) = (response.status().as_u16(), started.elapsed().as_millis() as u64);
     match response.extensions().get::<Refusal>() {
-        Some(Refusal(code)) => tracing::info!(route, status, code, elapsed_ms, "refused"),
+        Some(Refusal(code)) => tracing::info!(route, status, code = code.as_str(), elapsed_ms, "refused"),
         None => tracing::info!(route, status, elapsed_ms),
     }
     response
@@ -120,7 +121,7 @@ async fn attestation(State(enclave): State<Arc<Enclave>>, RawQuery(query): RawQu
     match shared::freshness::nonce_from_query(query.as_deref()) {
         None => Json(response).into_response(),
         Some(Err(())) => {
-            let body = serde_json::json!({"error": codes::BAD_REQUEST, "message": "nonce must be 64 hex characters"});
+            let body = serde_json::json!({"error": EnclaveCode::BadRequest.as_str(), "message": "nonce must be 64 hex characters"});
             (StatusCode::BAD_REQUEST, Json(body)).into_response()
         }
         Some(Ok(nonce)) => {

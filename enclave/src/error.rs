@@ -7,7 +7,8 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use shared::envelope::{EnvelopeError, PlaintextError};
-use shared::wire::{FailureBody, codes};
+use shared::wire::FailureBody;
+use shared::wire::codes::EnclaveCode;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -48,76 +49,76 @@ pub enum ApiError {
     Internal,
 }
 
-fn custody_status_and_code(e: &crate::keys::custody::CustodyError) -> (u16, &'static str) {
+fn custody_status_and_code(e: &crate::keys::custody::CustodyError) -> (u16, EnclaveCode) {
     use crate::keys::custody::CustodyError as C;
     match e {
-        C::NotProvisioned => (503, codes::NOT_PROVISIONED),
-        C::Malformed(_) => (400, codes::MALFORMED_BUNDLE),
-        C::WrongEnclaveKey => (400, codes::WRONG_ENCLAVE_KEY),
-        C::DecryptFailed => (400, codes::DECRYPT_FAILED),
-        C::UnknownProvisioner => (403, codes::UNKNOWN_PROVISIONER),
-        C::BadSignature => (403, codes::BAD_BUNDLE_SIGNATURE),
-        C::Stale { .. } => (409, codes::STALE_BUNDLE),
-        C::Sealed(_) => (400, codes::SEALED_OBJECT_INVALID),
-        C::UnknownKind => (400, codes::UNKNOWN_OBJECT_KIND),
+        C::NotProvisioned => (503, EnclaveCode::NotProvisioned),
+        C::Malformed(_) => (400, EnclaveCode::MalformedBundle),
+        C::WrongEnclaveKey => (400, EnclaveCode::WrongEnclaveKey),
+        C::DecryptFailed => (400, EnclaveCode::DecryptFailed),
+        C::UnknownProvisioner => (403, EnclaveCode::UnknownProvisioner),
+        C::BadSignature => (403, EnclaveCode::BadBundleSignature),
+        C::Stale { .. } => (409, EnclaveCode::StaleBundle),
+        C::Sealed(_) => (400, EnclaveCode::SealedObjectInvalid),
+        C::UnknownKind => (400, EnclaveCode::UnknownObjectKind),
     }
 }
 
-fn swap_status_and_code(e: &crate::funds::swap::SwapError) -> (u16, &'static str) {
+fn swap_status_and_code(e: &crate::funds::swap::SwapError) -> (u16, EnclaveCode) {
     use crate::funds::swap::SwapError as S;
     use crate::funds::swap_check::CheckError as C;
     match e {
-        S::NotConfigured => (501, codes::SWAPS_NOT_CONFIGURED),
-        S::BadTerms(_) | S::MinOutBelowQuote(_) => (400, codes::INVALID_FIELD),
-        S::Check(C::FundingFailed) => (400, codes::FUNDING_FAILED),
-        S::Check(C::FundingWrongPayer) => (400, codes::FUNDING_WRONG_PAYER),
-        S::Check(C::FundingNotForThisSession) => (400, codes::FUNDING_NOT_FOR_THIS_SESSION),
-        S::Check(C::FundingWrongMint) => (400, codes::FUNDING_WRONG_MINT),
-        S::Check(C::FundingWrongAmount { .. }) => (400, codes::FUNDING_WRONG_AMOUNT),
-        S::Check(C::RouterTransaction(_) | C::Jupiter(_)) => (502, codes::ROUTER_TRANSACTION_REFUSED),
-        S::Check(C::OutputBelowMinimum { .. }) => (502, codes::SLIPPAGE_EXCEEDED),
-        S::FundingNotFound => (404, codes::FUNDING_NOT_FOUND),
-        S::Chain(_) => (502, codes::CHAIN_UNREACHABLE),
-        S::Router(_) => (502, codes::ROUTER_ERROR),
-        S::NothingToDo(_) => (409, codes::NOTHING_TO_DO),
-        S::Sealed => (400, codes::SEALED_OBJECT_INVALID),
+        S::NotConfigured => (501, EnclaveCode::SwapsNotConfigured),
+        S::BadTerms(_) | S::MinOutBelowQuote(_) => (400, EnclaveCode::InvalidField),
+        S::Check(C::FundingFailed) => (400, EnclaveCode::FundingFailed),
+        S::Check(C::FundingWrongPayer) => (400, EnclaveCode::FundingWrongPayer),
+        S::Check(C::FundingNotForThisSession) => (400, EnclaveCode::FundingNotForThisSession),
+        S::Check(C::FundingWrongMint) => (400, EnclaveCode::FundingWrongMint),
+        S::Check(C::FundingWrongAmount { .. }) => (400, EnclaveCode::FundingWrongAmount),
+        S::Check(C::RouterTransaction(_) | C::Jupiter(_)) => (502, EnclaveCode::RouterTransactionRefused),
+        S::Check(C::OutputBelowMinimum { .. }) => (502, EnclaveCode::SlippageExceeded),
+        S::FundingNotFound => (404, EnclaveCode::FundingNotFound),
+        S::Chain(_) => (502, EnclaveCode::ChainUnreachable),
+        S::Router(_) => (502, EnclaveCode::RouterError),
+        S::NothingToDo(_) => (409, EnclaveCode::NothingToDo),
+        S::Sealed => (400, EnclaveCode::SealedObjectInvalid),
     }
 }
 
 impl ApiError {
-    pub fn status_and_code(&self) -> (u16, &'static str) {
+    pub fn status_and_code(&self) -> (u16, EnclaveCode) {
         match self {
-            ApiError::BadRequest => (400, codes::BAD_REQUEST),
-            ApiError::Busy => (503, codes::ENCLAVE_BUSY),
-            ApiError::TimedOut => (504, codes::ENCLAVE_TIMEOUT),
-            ApiError::InvalidEnvelope(_) => (400, codes::INVALID_ENVELOPE),
-            ApiError::DecryptFailed(_) => (400, codes::DECRYPT_FAILED),
-            ApiError::InvalidPrompt(_) => (400, codes::INVALID_PROMPT),
-            ApiError::Replayed => (409, codes::REPLAY_DETECTED),
-            ApiError::Stale | ApiError::TimestampRequired => (400, codes::STALE_TIMESTAMP),
-            ApiError::GpuNotConfigured(_) => (501, codes::GPU_NOT_CONFIGURED),
-            ApiError::GpuNotAttested(_) => (502, codes::GPU_NOT_ATTESTED),
-            ApiError::ModelMismatch => (400, codes::MODEL_MISMATCH),
-            ApiError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
-            ApiError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),
-            ApiError::Model(_) => (502, codes::MODEL_ERROR),
+            ApiError::BadRequest => (400, EnclaveCode::BadRequest),
+            ApiError::Busy => (503, EnclaveCode::EnclaveBusy),
+            ApiError::TimedOut => (504, EnclaveCode::EnclaveTimeout),
+            ApiError::InvalidEnvelope(_) => (400, EnclaveCode::InvalidEnvelope),
+            ApiError::DecryptFailed(_) => (400, EnclaveCode::DecryptFailed),
+            ApiError::InvalidPrompt(_) => (400, EnclaveCode::InvalidPrompt),
+            ApiError::Replayed => (409, EnclaveCode::ReplayDetected),
+            ApiError::Stale | ApiError::TimestampRequired => (400, EnclaveCode::StaleTimestamp),
+            ApiError::GpuNotConfigured(_) => (501, EnclaveCode::GpuNotConfigured),
+            ApiError::GpuNotAttested(_) => (502, EnclaveCode::GpuNotAttested),
+            ApiError::ModelMismatch => (400, EnclaveCode::ModelMismatch),
+            ApiError::Model(ModelError::Timeout) => (504, EnclaveCode::ModelError),
+            ApiError::Model(ModelError::ContextExceeded) => (400, EnclaveCode::ContextLengthExceeded),
+            ApiError::Model(_) => (502, EnclaveCode::ModelError),
             ApiError::Custody(e) => custody_status_and_code(e),
             ApiError::Swap(e) => swap_status_and_code(e),
             ApiError::Funds(crate::funds::pool::FundsError::Swap(e)) => swap_status_and_code(e),
-            ApiError::Funds(e) => e.status_and_code().unwrap_or((500, codes::INTERNAL)),
-            ApiError::Internal => (500, codes::INTERNAL),
+            ApiError::Funds(e) => e.status_and_code().unwrap_or((500, EnclaveCode::Internal)),
+            ApiError::Internal => (500, EnclaveCode::Internal),
         }
     }
 }
 
 /// The contract code of a refused request, kept on its response for the request log.
 #[derive(Debug, Clone, Copy)]
-pub struct Refusal(pub &'static str);
+pub struct Refusal(pub EnclaveCode);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
-        let body = FailureBody { success: false, error: code.into(), message: self.to_string() };
+        let body = FailureBody { success: false, error: code.as_str().into(), message: self.to_string() };
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut response = (status, Json(body)).into_response();
         response.extensions_mut().insert(Refusal(code));

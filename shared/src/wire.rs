@@ -541,58 +541,100 @@ pub mod codes {
     pub const FACILITATOR_UNREACHABLE: &str = "facilitator_unreachable";
     pub const FACILITATOR_ERROR: &str = "facilitator_error";
 
-    /// The enclave's codes a relay passes on; anything else becomes `enclave_error`.
-    pub fn from_enclave(code: &str) -> Option<&'static str> {
-        [
-            BAD_REQUEST,
-            GPU_NOT_CONFIGURED,
-            GPU_NOT_ATTESTED,
-            INVALID_ENVELOPE,
-            DECRYPT_FAILED,
-            INVALID_PROMPT,
-            REPLAY_DETECTED,
-            STALE_TIMESTAMP,
-            MODEL_ERROR,
-            CONTEXT_LENGTH_EXCEEDED,
-            INTERNAL,
-            MODEL_MISMATCH,
-            ENCLAVE_BUSY,
-            ENCLAVE_TIMEOUT,
-            NOT_PROVISIONED,
-            UNKNOWN_PROVISIONER,
-            BAD_BUNDLE_SIGNATURE,
-            WRONG_ENCLAVE_KEY,
-            STALE_BUNDLE,
-            MALFORMED_BUNDLE,
-            SEALED_OBJECT_INVALID,
-            UNKNOWN_OBJECT_KIND,
-            SWAPS_NOT_CONFIGURED,
-            FUNDING_NOT_FOUND,
-            FUNDING_FAILED,
-            FUNDING_WRONG_PAYER,
-            FUNDING_NOT_FOR_THIS_SESSION,
-            FUNDING_WRONG_MINT,
-            FUNDING_WRONG_AMOUNT,
-            ROUTER_TRANSACTION_REFUSED,
-            SLIPPAGE_EXCEEDED,
-            ROUTER_ERROR,
-            CHAIN_UNREACHABLE,
-            NOTHING_TO_DO,
-            INVALID_FIELD,
-            OWNER_SIGNATURE_REQUIRED,
-            OWNER_SIGNATURE_INVALID,
-            INSUFFICIENT_PRIVATE_BALANCE,
-            INSUFFICIENT_PUBLIC_BALANCE,
-            RESERVES_SHORT,
-            BOOK_STALE,
-            POOL_WARMING_UP,
-            POOL_UNFUNDED,
-            BOOK_ROLLBACK,
-            IDEMPOTENCY_KEY_REUSED,
-            REQUEST_PREDATES_BOOT,
-            REQUEST_IN_PROGRESS,
-        ]
-        .into_iter()
-        .find(|c| *c == code)
+    /// Defines [`EnclaveCode`] from one list: each variant and its code, both ways.
+    macro_rules! enclave_codes {
+        ($($variant:ident = $code:ident,)*) => {
+            /// The codes an enclave answers with, and the only ones a relay passes on (anything
+            /// else becomes `enclave_error`). The enclave's error mapping can name no other code,
+            /// so the two sides cannot drift apart.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub enum EnclaveCode {
+                $($variant,)*
+            }
+
+            impl EnclaveCode {
+                pub const fn as_str(self) -> &'static str {
+                    match self {
+                        $(EnclaveCode::$variant => $code,)*
+                    }
+                }
+
+                /// The enclave code `code` is, if it is one.
+                pub fn parse(code: &str) -> Option<Self> {
+                    $(if code == $code {
+                        return Some(EnclaveCode::$variant);
+                    })*
+                    None
+                }
+            }
+        };
+    }
+
+    enclave_codes! {
+        BadRequest = BAD_REQUEST,
+        GpuNotConfigured = GPU_NOT_CONFIGURED,
+        GpuNotAttested = GPU_NOT_ATTESTED,
+        InvalidEnvelope = INVALID_ENVELOPE,
+        DecryptFailed = DECRYPT_FAILED,
+        InvalidPrompt = INVALID_PROMPT,
+        ReplayDetected = REPLAY_DETECTED,
+        StaleTimestamp = STALE_TIMESTAMP,
+        ModelError = MODEL_ERROR,
+        ContextLengthExceeded = CONTEXT_LENGTH_EXCEEDED,
+        Internal = INTERNAL,
+        ModelMismatch = MODEL_MISMATCH,
+        EnclaveBusy = ENCLAVE_BUSY,
+        EnclaveTimeout = ENCLAVE_TIMEOUT,
+        NotProvisioned = NOT_PROVISIONED,
+        UnknownProvisioner = UNKNOWN_PROVISIONER,
+        BadBundleSignature = BAD_BUNDLE_SIGNATURE,
+        WrongEnclaveKey = WRONG_ENCLAVE_KEY,
+        StaleBundle = STALE_BUNDLE,
+        MalformedBundle = MALFORMED_BUNDLE,
+        SealedObjectInvalid = SEALED_OBJECT_INVALID,
+        UnknownObjectKind = UNKNOWN_OBJECT_KIND,
+        SwapsNotConfigured = SWAPS_NOT_CONFIGURED,
+        FundingNotFound = FUNDING_NOT_FOUND,
+        FundingFailed = FUNDING_FAILED,
+        FundingWrongPayer = FUNDING_WRONG_PAYER,
+        FundingNotForThisSession = FUNDING_NOT_FOR_THIS_SESSION,
+        FundingWrongMint = FUNDING_WRONG_MINT,
+        FundingWrongAmount = FUNDING_WRONG_AMOUNT,
+        RouterTransactionRefused = ROUTER_TRANSACTION_REFUSED,
+        SlippageExceeded = SLIPPAGE_EXCEEDED,
+        RouterError = ROUTER_ERROR,
+        ChainUnreachable = CHAIN_UNREACHABLE,
+        NothingToDo = NOTHING_TO_DO,
+        InvalidField = INVALID_FIELD,
+        OwnerSignatureRequired = OWNER_SIGNATURE_REQUIRED,
+        OwnerSignatureInvalid = OWNER_SIGNATURE_INVALID,
+        InsufficientPrivateBalance = INSUFFICIENT_PRIVATE_BALANCE,
+        InsufficientPublicBalance = INSUFFICIENT_PUBLIC_BALANCE,
+        ReservesShort = RESERVES_SHORT,
+        BookStale = BOOK_STALE,
+        PoolWarmingUp = POOL_WARMING_UP,
+        PoolUnfunded = POOL_UNFUNDED,
+        BookRollback = BOOK_ROLLBACK,
+        IdempotencyKeyReused = IDEMPOTENCY_KEY_REUSED,
+        RequestPredatesBoot = REQUEST_PREDATES_BOOT,
+        RequestInProgress = REQUEST_IN_PROGRESS,
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn an_enclave_code_reads_back_and_a_relay_code_is_none() {
+            for code in [EnclaveCode::BadRequest, EnclaveCode::BookRollback, EnclaveCode::RequestInProgress] {
+                assert_eq!(EnclaveCode::parse(code.as_str()), Some(code));
+            }
+            assert_eq!(EnclaveCode::Internal.as_str(), "internal_error");
+            assert_eq!(EnclaveCode::parse("book_rollback"), Some(EnclaveCode::BookRollback));
+            // The relay's own codes are not the enclave's to send.
+            for relay_only in [INSUFFICIENT_BALANCE, RATE_LIMITED, ENCLAVE_ERROR, "Book_Rollback", ""] {
+                assert_eq!(EnclaveCode::parse(relay_only), None, "{relay_only}");
+            }
+        }
     }
 }

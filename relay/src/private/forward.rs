@@ -6,7 +6,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use shared::keys::PromptHash;
 use shared::receipt::Receipt;
-use shared::wire::{EncryptedAgentResponse, OnchainAttestation, PrivateRequest, ProcessResponse, Usage, codes};
+use shared::wire::codes::{self, EnclaveCode};
+use shared::wire::{EncryptedAgentResponse, OnchainAttestation, PrivateRequest, ProcessResponse, Usage};
 
 use super::request::SealedRequest;
 use crate::http::error::RelayError;
@@ -90,7 +91,7 @@ async fn post(
         return Ok(answer.body);
     }
     let refusal: EnclaveRefusal = serde_json::from_slice(&answer.body).map_err(|_| unexpected())?;
-    let code = codes::from_enclave(&refusal.error).unwrap_or(codes::ENCLAVE_ERROR);
+    let code = EnclaveCode::parse(&refusal.error).map_or(codes::ENCLAVE_ERROR, EnclaveCode::as_str);
     if code == codes::DECRYPT_FAILED {
         // The enclave's key changed since the last refresh: renew the cached keys now, so the
         // client's refetch (contract §3 rule 4) gets the new one.

@@ -2,6 +2,7 @@
 
 use super::book::BookError;
 use crate::funds::swap::SwapError;
+use shared::wire::codes::EnclaveCode;
 use shared::witness::WitnessError;
 
 #[derive(Debug, thiserror::Error)]
@@ -45,29 +46,30 @@ pub enum FundsError {
 }
 
 impl FundsError {
-    pub fn status_and_code(&self) -> Option<(u16, &'static str)> {
-        use shared::wire::codes;
+    pub fn status_and_code(&self) -> Option<(u16, EnclaveCode)> {
         Some(match self {
             FundsError::Swap(_) => return None,
-            FundsError::Book(BookError::AlreadyCredited | BookError::BeforeHorizon(_)) => (409, codes::NOTHING_TO_DO),
-            FundsError::BadBody(_) | FundsError::Book(BookError::Overflow) => (400, codes::INVALID_FIELD),
-            FundsError::BelowMinimum(_) => (400, codes::INVALID_FIELD),
-            FundsError::Witness(_) => (400, codes::INVALID_FIELD),
-            FundsError::OwnerSignatureRequired => (401, codes::OWNER_SIGNATURE_REQUIRED),
-            FundsError::OwnerSignatureInvalid => (403, codes::OWNER_SIGNATURE_INVALID),
-            FundsError::Done => (409, codes::REPLAY_DETECTED),
-            FundsError::InProgress => (409, codes::REQUEST_IN_PROGRESS),
-            FundsError::KeyReused => (422, codes::IDEMPOTENCY_KEY_REUSED),
-            FundsError::Stale => (400, codes::STALE_TIMESTAMP),
-            FundsError::PredatesBoot => (400, codes::REQUEST_PREDATES_BOOT),
-            FundsError::Book(BookError::Insufficient) => (409, codes::INSUFFICIENT_PRIVATE_BALANCE),
-            FundsError::InsufficientPublic => (409, codes::INSUFFICIENT_PUBLIC_BALANCE),
-            FundsError::Book(BookError::Short { .. }) => (409, codes::RESERVES_SHORT),
-            FundsError::BookStale => (409, codes::BOOK_STALE),
-            FundsError::BookRollback => (409, codes::BOOK_ROLLBACK),
-            FundsError::WarmingUp(_) => (503, codes::POOL_WARMING_UP),
-            FundsError::PoolUnfunded(_) => (503, codes::POOL_UNFUNDED),
-            FundsError::Internal => (500, codes::INTERNAL),
+            FundsError::Book(BookError::AlreadyCredited | BookError::BeforeHorizon(_)) => {
+                (409, EnclaveCode::NothingToDo)
+            }
+            FundsError::BadBody(_) | FundsError::Book(BookError::Overflow) => (400, EnclaveCode::InvalidField),
+            FundsError::BelowMinimum(_) => (400, EnclaveCode::InvalidField),
+            FundsError::Witness(_) => (400, EnclaveCode::InvalidField),
+            FundsError::OwnerSignatureRequired => (401, EnclaveCode::OwnerSignatureRequired),
+            FundsError::OwnerSignatureInvalid => (403, EnclaveCode::OwnerSignatureInvalid),
+            FundsError::Done => (409, EnclaveCode::ReplayDetected),
+            FundsError::InProgress => (409, EnclaveCode::RequestInProgress),
+            FundsError::KeyReused => (422, EnclaveCode::IdempotencyKeyReused),
+            FundsError::Stale => (400, EnclaveCode::StaleTimestamp),
+            FundsError::PredatesBoot => (400, EnclaveCode::RequestPredatesBoot),
+            FundsError::Book(BookError::Insufficient) => (409, EnclaveCode::InsufficientPrivateBalance),
+            FundsError::InsufficientPublic => (409, EnclaveCode::InsufficientPublicBalance),
+            FundsError::Book(BookError::Short { .. }) => (409, EnclaveCode::ReservesShort),
+            FundsError::BookStale => (409, EnclaveCode::BookStale),
+            FundsError::BookRollback => (409, EnclaveCode::BookRollback),
+            FundsError::WarmingUp(_) => (503, EnclaveCode::PoolWarmingUp),
+            FundsError::PoolUnfunded(_) => (503, EnclaveCode::PoolUnfunded),
+            FundsError::Internal => (500, EnclaveCode::Internal),
         })
     }
 }

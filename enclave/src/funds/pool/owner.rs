@@ -134,7 +134,7 @@ mod tests {
             Ok(Admission::New) => "new",
             Ok(Admission::Retry(None)) => "redo",
             Ok(Admission::Retry(Some(_))) => "answered",
-            Err(e) => e.status_and_code().map_or("?", |(_, c)| c),
+            Err(e) => e.status_and_code().map_or("?", |(_, c)| c.as_str()),
         }
     }
 
