@@ -87,6 +87,11 @@ pub async fn load(store: &Store, id: &str) -> Result<Option<SealedObject>, Relay
     Ok(object.transpose()?)
 }
 
+/// Object `id`, which a stored row names: its absence is the store's fault, not the caller's.
+pub async fn load_named(store: &Store, id: &str) -> Result<SealedObject, RelayError> {
+    load(store, id).await?.ok_or(RelayError::Internal("a stored sealed object is missing"))
+}
+
 /// Has an enclave open object `id` (proving it opens), storing its re-sealed blob when the
 /// enclave re-sealed it under the current KEK.
 pub async fn open(store: &Store, enclaves: &EnclavePool, id: &str) -> Result<OpenedObject, RelayError> {

@@ -295,9 +295,7 @@ async fn execute_session(app: &App, id: &str, body: Body) -> Result<Running, Rel
     if sessions::funded_by(&app.store, &signature).await?.is_some() {
         return Err(funding_used());
     }
-    let object = crate::enclaves::objects::load(&app.store, &session.object_id)
-        .await?
-        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
+    let object = crate::enclaves::objects::load_named(&app.store, &session.object_id).await?;
     let check = StepRequest::CheckFunding { blob: object.blob, funding_tx_sig: signature.clone() };
     let deadline = tokio::time::Instant::now() + FUNDING_VISIBLE_WAIT;
     let answer = loop {

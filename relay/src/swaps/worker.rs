@@ -160,9 +160,7 @@ async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, Relay
 
 /// The enclave's step on this session's sealed key.
 async fn ask(app: &App, s: &Session, request: impl FnOnce(String) -> StepRequest) -> Result<StepAnswer, RelayError> {
-    let object = crate::enclaves::objects::load(&app.store, &s.object_id)
-        .await?
-        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
+    let object = crate::enclaves::objects::load_named(&app.store, &s.object_id).await?;
     enclave::step(&app.enclaves, &request(object.blob)).await
 }
 

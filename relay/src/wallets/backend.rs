@@ -109,18 +109,13 @@ impl EnclavePoolBackend<'_> {
     }
 
     async fn blob(&self, object_id: &str) -> Result<String, RelayError> {
-        Ok(objects::load(self.store, object_id)
-            .await?
-            .ok_or(RelayError::Internal("a stored sealed object is missing"))?
-            .blob)
+        Ok(objects::load_named(self.store, object_id).await?.blob)
     }
 
     /// The pool key's sealed object, made by the enclave the first time any relay asks.
     pub async fn pool(&self) -> Result<SealedObject, RelayError> {
         if let Some(id) = pool_object_id(self.store).await? {
-            return objects::load(self.store, &id)
-                .await?
-                .ok_or(RelayError::Internal("a stored sealed object is missing"));
+            return objects::load_named(self.store, &id).await;
         }
         let object: SealedObject = ask(self.enclaves, "/privacy/pool", &json!({})).await?;
         let address = object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a pool key without its address"))?;
@@ -139,7 +134,7 @@ impl EnclavePoolBackend<'_> {
                 let id = pool_object_id(self.store)
                     .await?
                     .ok_or(RelayError::Internal("the pool's sealed object is not recorded"))?;
-                objects::load(self.store, &id).await?.ok_or(RelayError::Internal("a stored sealed object is missing"))
+                objects::load_named(self.store, &id).await
             }
             Err(e) => Err(e.into()),
         }

@@ -50,9 +50,7 @@ pub async fn wallet_request(
     body: &[u8],
     auth: Option<OwnerAuth>,
 ) -> Result<WalletRequest, RelayError> {
-    let object = crate::enclaves::objects::load(&app.store, &wallet.object_id)
-        .await?
-        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
+    let object = crate::enclaves::objects::load_named(&app.store, &wallet.object_id).await?;
     Ok(WalletRequest { wallet: object.blob, body: shared::b64::encode(body), auth })
 }
 

@@ -211,9 +211,7 @@ pub async fn certificate(
     State(app): State<App>,
     OwnedWallet { wallet, .. }: OwnedWallet,
 ) -> Result<Json<shared::privacy::WalletCertificate>, RelayError> {
-    let object = crate::enclaves::objects::load(&app.store, &wallet.object_id)
-        .await?
-        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
+    let object = crate::enclaves::objects::load_named(&app.store, &wallet.object_id).await?;
     let request = shared::privacy::PrivacyRequest::Certificate { wallet: object.blob };
     let answer: shared::privacy::PrivacyAnswer =
         crate::enclaves::objects::ask(&app.enclaves, "/privacy/step", &request).await?;

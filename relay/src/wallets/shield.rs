@@ -74,9 +74,7 @@ pub async fn start(
 /// One step of a shield session without a pending transaction (the worker lands those).
 pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
     let backend = super::private::backend(app, agents);
-    let hop = crate::enclaves::objects::load(&app.store, &s.object_id)
-        .await?
-        .ok_or(RelayError::Internal("a stored sealed object is missing"))?;
+    let hop = crate::enclaves::objects::load_named(&app.store, &s.object_id).await?;
     let delay = || agents.config.wallets.shield_delay();
     match s.state.as_str() {
         state::CREDITING => {

@@ -61,8 +61,6 @@ pub async fn address(
     let key_id = caller.key_id;
     enabled(&deposits)?;
     let owner = addresses::owner_of(&deposits, &key_id).await?;
-    let owner_address =
-        shared::address::Address::parse(&owner).ok_or(RelayError::Internal("a stored deposit owner is not base58"))?;
     let token_accounts = deposits
         .config
         .accepted()
@@ -70,12 +68,12 @@ pub async fn address(
         .map(|(mint, m)| TokenAccount {
             mint: mint.to_string(),
             currency: m.currency.clone(),
-            token_account: shared::swap::funding::token_account(&owner_address, &mint).to_string(),
+            token_account: shared::swap::funding::token_account(&owner, &mint).to_string(),
             min_amount: m.min_amount.to_string(),
         })
         .collect();
     let network = deposits.config.network.clone().unwrap_or_else(|| "mainnet".into());
-    Ok(Json(DepositAddress { key_id, owner, network, token_accounts }))
+    Ok(Json(DepositAddress { key_id, owner: owner.to_string(), network, token_accounts }))
 }
 
 #[utoipa::path(get, path = "/api/v1/deposits", tag = "billing", summary = "The key's deposits, newest first, with their state",

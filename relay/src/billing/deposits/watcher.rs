@@ -43,7 +43,6 @@ pub async fn run(deposits: Arc<Deposits>) {
 pub async fn scan(deposits: &Deposits, chain: &RpcChain) -> Result<(), RelayError> {
     let accepted = deposits.config.accepted();
     for (key_id, owner) in addresses::all(deposits).await? {
-        let owner = Address::parse(&owner).ok_or(RelayError::Internal("a stored deposit owner is not base58"))?;
         let mut watched = vec![owner];
         watched.extend(accepted.iter().map(|(mint, _)| shared::swap::funding::token_account(&owner, mint)));
         for address in watched {
