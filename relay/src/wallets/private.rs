@@ -243,14 +243,23 @@ pub(super) async fn record_start(
     Ok(())
 }
 
+/// The wallet a wallet's session moves from.
+pub(crate) async fn wallet_of(app: &App, s: &Session) -> Result<Wallet, RelayError> {
+    let id = s.wallet_id.as_deref().ok_or(RelayError::Internal("a wallet session lacks its wallet"))?;
+    records::get(&app.store, id).await?.ok_or(RelayError::Internal("a session's wallet vanished"))
+}
+
+/// The signature of a wallet session's first transaction, recorded when it started.
+pub(crate) fn funding_of(s: &Session) -> Result<String, RelayError> {
+    s.funding_tx_sig.clone().ok_or(RelayError::Internal("a session lacks its funding signature"))
+}
+
 /// The worker's step of an encrypt session whose transaction landed: the credit, with the
 /// audit entry and event written with the book.
 pub async fn credit(app: &App, s: &mut Session) -> Result<(), RelayError> {
     let agents = agents(app)?;
-    let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal("a wallet session lacks its wallet"))?;
-    let wallet =
-        records::get(&app.store, &wallet_id).await?.ok_or(RelayError::Internal("a session's wallet vanished"))?;
-    let signature = s.funding_tx_sig.clone().ok_or(RelayError::Internal("a session lacks its funding signature"))?;
+    let wallet = wallet_of(app, s).await?;
+    let signature = funding_of(s)?;
     let data = json!({"walletId": wallet.id, "sessionId": s.id, "mint": s.from_mint, "amount": s.amount,
                       "txSignature": signature});
     backend(app, agents).credit(&wallet, &s.from_mint, &signature, data).await?;

@@ -17,7 +17,7 @@ use shared::privacy::WalletRequest;
 use sqlx::Row;
 
 use super::backend::PrivacyBackend;
-use super::records::{self, Operation, Wallet};
+use super::records::{Operation, Wallet};
 use crate::http::error::RelayError;
 use crate::state::App;
 use crate::store::StoreError;
@@ -78,8 +78,7 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
     let delay = || agents.config.wallets.shield_delay();
     match s.state.as_str() {
         state::CREDITING => {
-            let signature =
-                s.funding_tx_sig.clone().ok_or(RelayError::Internal("a session lacks its funding signature"))?;
+            let signature = super::private::funding_of(s)?;
             if let Err(e) = backend.shield_credit(&hop, &s.from_mint, &signature).await {
                 return crate::swaps::worker::refused_credit(s, e);
             }
@@ -90,10 +89,7 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
             // Recorded by an earlier attempt whose session save did not happen: the hop's row
             // says so (the enclave may have dropped the order from the book once it landed).
             if hop_payout(app, &s.id).await?.is_none() {
-                let wallet_id = s.wallet_id.clone().ok_or(RelayError::Internal("a wallet session lacks its wallet"))?;
-                let wallet = records::get(&app.store, &wallet_id)
-                    .await?
-                    .ok_or(RelayError::Internal("a session's wallet vanished"))?;
+                let wallet = super::private::wallet_of(app, s).await?;
                 backend.shield_hop(&wallet, &hop, &s.from_mint).await?;
                 agents.wallets.wake.notify_one();
             }
