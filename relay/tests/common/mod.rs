@@ -14,6 +14,7 @@ pub struct Db {
     #[allow(dead_code)] // Not every test crate that shares this module opens one.
     pub url: String,
     _dir: Option<tempfile::TempDir>,
+    #[allow(dead_code)] // Read by `finish`, which not every test crate calls.
     drop_pg: Option<(String, String)>,
 }
 
@@ -24,6 +25,7 @@ pub async fn sqlite() -> Db {
 }
 
 /// `None` (and a note) when `DATABASE_URL` is not set; CI sets it.
+#[allow(dead_code)] // Not every test crate that shares this module runs on PostgreSQL.
 pub async fn postgres(label: &str) -> Option<Db> {
     let Ok(admin_url) = std::env::var("DATABASE_URL") else {
         eprintln!("DATABASE_URL not set: PostgreSQL {label} test skipped (CI sets it)");
@@ -43,6 +45,7 @@ pub async fn postgres(label: &str) -> Option<Db> {
 
 impl Db {
     /// Drops the PostgreSQL database (call at the end of the test).
+    #[allow(dead_code)]
     pub async fn finish(self) {
         let Db { store, drop_pg, .. } = self;
         store.pool().close().await;
