@@ -64,33 +64,19 @@ async fn rules(store: Store) {
     assert!(matches!(debit(&store, "k", "svc", 1, "r", 1).await, Err(BillingError::Insufficient)));
 }
 
-#[tokio::test]
-async fn sqlite_concurrent_debits() {
-    let db = common::sqlite().await;
-    concurrent_debits_never_overspend(db.store.clone()).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_concurrent_debits,
+    postgres_concurrent_debits,
+    |db| concurrent_debits_never_overspend(db.store.clone()).await
+);
 
-#[tokio::test]
-async fn postgres_concurrent_debits() {
-    let Some(db) = common::postgres("billing").await else { return };
-    concurrent_debits_never_overspend(db.store.clone()).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn sqlite_rules() {
-    let db = common::sqlite().await;
-    rules(db.store.clone()).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn postgres_rules() {
-    let Some(db) = common::postgres("rules").await else { return };
-    rules(db.store.clone()).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_rules,
+    postgres_rules,
+    |db| rules(db.store.clone()).await
+);
 
 /// A paid call's usage row is written with its debit, completed with its tokens (giving back
 /// what a per-token charge took beyond the final amount), or refunded in full, each change one
@@ -181,21 +167,15 @@ async fn deposits_are_credited_once(store: Store) {
     assert_eq!(records::of_key(&store, "key_d", 10).await.unwrap()[0].state, state::CREDITED);
 }
 
-#[tokio::test]
-async fn sqlite_usage_rows() {
-    let db = common::sqlite().await;
-    usage_rows_follow_their_debits(db.store.clone()).await;
-    deposits_are_credited_once(db.store.clone()).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn postgres_usage_rows() {
-    let Some(db) = common::postgres("usage").await else { return };
-    usage_rows_follow_their_debits(db.store.clone()).await;
-    deposits_are_credited_once(db.store.clone()).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_usage_rows,
+    postgres_usage_rows,
+    |db| {
+        usage_rows_follow_their_debits(db.store.clone()).await;
+        deposits_are_credited_once(db.store.clone()).await;
+    }
+);
 
 /// Rows a killed relay left `pending` are refunded once they are older than any call can run,
 /// by several sweepers at once, each once; a row still in flight is left alone.
@@ -232,19 +212,12 @@ async fn abandoned_usage_is_refunded_once(store: Store) {
     assert_eq!(refunds, 3);
 }
 
-#[tokio::test]
-async fn sqlite_abandoned_usage() {
-    let db = common::sqlite().await;
-    abandoned_usage_is_refunded_once(db.store.clone()).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn postgres_abandoned_usage() {
-    let Some(db) = common::postgres("abandoned").await else { return };
-    abandoned_usage_is_refunded_once(db.store.clone()).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_abandoned_usage,
+    postgres_abandoned_usage,
+    |db| abandoned_usage_is_refunded_once(db.store.clone()).await
+);
 
 /// Paid calls' charges and completions are written in groups (`UsageWriter`): 300 calls on
 /// one balance and 50 on another at once, half of the first priced per token (giving part
@@ -313,16 +286,9 @@ async fn grouped_charges_keep_the_books(store: Store) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sqlite_grouped_charges() {
-    let db = common::sqlite().await;
-    grouped_charges_keep_the_books(db.store.clone()).await;
-    db.finish().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_grouped_charges() {
-    let Some(db) = common::postgres("grouped").await else { return };
-    grouped_charges_keep_the_books(db.store.clone()).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    sqlite_grouped_charges,
+    postgres_grouped_charges,
+    |db| grouped_charges_keep_the_books(db.store.clone()).await
+);

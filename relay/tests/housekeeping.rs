@@ -48,16 +48,9 @@ async fn expired_rows_go_and_live_ones_stay(store: Store) {
     assert_eq!(relay::housekeeping::expire(&store, now).await.unwrap(), 0, "a second sweep finds nothing");
 }
 
-#[tokio::test]
-async fn sqlite_expiry() {
-    let db = common::sqlite().await;
-    expired_rows_go_and_live_ones_stay(db.store.clone()).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn postgres_expiry() {
-    let Some(db) = common::postgres("expiry").await else { return };
-    expired_rows_go_and_live_ones_stay(db.store.clone()).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_expiry,
+    postgres_expiry,
+    |db| expired_rows_go_and_live_ones_stay(db.store.clone()).await
+);

@@ -102,16 +102,9 @@ async fn queue_and_claims(url: &str) {
     b.pool().close().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn queue_and_claims_on_sqlite() {
-    let db = common::sqlite().await;
-    queue_and_claims(&db.url).await;
-    db.finish().await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn queue_and_claims_on_postgres() {
-    let Some(db) = common::postgres("ledger_outbox").await else { return };
-    queue_and_claims(&db.url).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test(flavor = "multi_thread")]
+    queue_and_claims_on_sqlite,
+    queue_and_claims_on_postgres,
+    |db| queue_and_claims(&db.url).await
+);

@@ -99,19 +99,12 @@ async fn concurrent_appends(url: &str) {
     assert_eq!(read::index_of_address(store.pool(), &entries[0].address).await.unwrap(), Some(10));
 }
 
-#[tokio::test]
-async fn sqlite_concurrent_appends() {
-    let db = common::sqlite().await;
-    concurrent_appends(&db.url).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn postgres_concurrent_appends() {
-    let Some(db) = common::postgres("log_appends").await else { return };
-    concurrent_appends(&db.url).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_concurrent_appends,
+    postgres_concurrent_appends,
+    |db| concurrent_appends(&db.url).await
+);
 
 async fn anchor_count(store: &Store) -> i64 {
     let row = sqlx::query("SELECT COUNT(*) AS n FROM tlog_anchors").fetch_one(store.pool()).await.unwrap();
@@ -172,19 +165,12 @@ async fn anchoring(url: &str) {
     assert_eq!(sizes, vec![6, 5], "newest first, one per size");
 }
 
-#[tokio::test]
-async fn sqlite_anchoring_once_per_head() {
-    let db = common::sqlite().await;
-    anchoring(&db.url).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn postgres_anchoring_once_per_head() {
-    let Some(db) = common::postgres("log_anchors").await else { return };
-    anchoring(&db.url).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_anchoring_once_per_head,
+    postgres_anchoring_once_per_head,
+    |db| anchoring(&db.url).await
+);
 
 /// Receipts stored before the log existed are appended once, oldest first, and new commits
 /// follow them.
@@ -227,19 +213,12 @@ async fn backfill(url: &str) {
     assert_eq!(stored_leaves(&store).await.len(), 4);
 }
 
-#[tokio::test]
-async fn sqlite_backfill() {
-    let db = common::sqlite().await;
-    backfill(&db.url).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn postgres_backfill() {
-    let Some(db) = common::postgres("log_backfill").await else { return };
-    backfill(&db.url).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_backfill,
+    postgres_backfill,
+    |db| backfill(&db.url).await
+);
 
 /// A single commit (a receipt alone, an anchor) that meets SQLite's write lock held by another
 /// connection past the busy timeout, at the log head's lock or any later statement, waits and

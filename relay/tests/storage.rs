@@ -53,19 +53,12 @@ async fn exercise(store: Store) {
     }
 }
 
-#[tokio::test]
-async fn sqlite_store_and_ledger() {
-    let db = common::sqlite().await;
-    exercise(db.store.clone()).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn postgres_store_and_ledger() {
-    let Some(db) = common::postgres("storage").await else { return };
-    exercise(db.store.clone()).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_store_and_ledger,
+    postgres_store_and_ledger,
+    |db| exercise(db.store.clone()).await
+);
 
 /// Sealed objects: stored and handed back as stored; a re-sealed blob replaces the stored one
 /// only over the blob that was read, so two relays re-sealing one object write once.
@@ -88,16 +81,9 @@ async fn sealed_objects(store: Store) {
     assert_eq!(load(&store, &object.id).await.unwrap().unwrap().blob, "bmV3");
 }
 
-#[tokio::test]
-async fn sqlite_sealed_objects() {
-    let db = common::sqlite().await;
-    sealed_objects(db.store.clone()).await;
-    db.finish().await;
-}
-
-#[tokio::test]
-async fn postgres_sealed_objects() {
-    let Some(db) = common::postgres("objects").await else { return };
-    sealed_objects(db.store.clone()).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test]
+    sqlite_sealed_objects,
+    postgres_sealed_objects,
+    |db| sealed_objects(db.store.clone()).await
+);

@@ -183,20 +183,13 @@ async fn concurrent_claims(a: Store, b: Store) {
     assert_eq!((all.len(), unique.len()), (20, 20), "{all:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sessions_on_sqlite() {
-    let db = common::sqlite().await;
-    lifecycle(&db.store).await;
-    receipts_commit_once(&db.store).await;
-    concurrent_claims(db.store.clone(), Store::open(&db.url).await.unwrap()).await;
-    db.finish().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sessions_on_postgres() {
-    let Some(db) = common::postgres("swap sessions").await else { return };
-    lifecycle(&db.store).await;
-    receipts_commit_once(&db.store).await;
-    concurrent_claims(db.store.clone(), Store::open(&db.url).await.unwrap()).await;
-    db.finish().await;
-}
+common::on_both_stores!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    sessions_on_sqlite,
+    sessions_on_postgres,
+    |db| {
+        lifecycle(&db.store).await;
+        receipts_commit_once(&db.store).await;
+        concurrent_claims(db.store.clone(), Store::open(&db.url).await.unwrap()).await;
+    }
+);

@@ -71,3 +71,26 @@ pub fn receipt(n: u32) -> (Receipt, PromptHash) {
     let ctx = ReceiptContext { program_id: default_program_id(), timestamp: 1, tdx_quote_hash: None };
     (Receipt::issue(&body, &SigningKey::from_bytes(&[3; 32]), &ctx).unwrap(), hash)
 }
+
+/// Two tests of one body: `sqlite_name` on a fresh SQLite file, `postgres_name` on a fresh
+/// PostgreSQL database (skipped without `DATABASE_URL`); the body sees the database as `db`.
+#[allow(unused_macros)] // Not every test crate that shares this module runs on both stores.
+macro_rules! on_both_stores {
+    (#[$attr:meta] $on_sqlite:ident, $on_postgres:ident, |$db:ident| $body:expr) => {
+        #[$attr]
+        async fn $on_sqlite() {
+            let $db = common::sqlite().await;
+            $body;
+            $db.finish().await;
+        }
+
+        #[$attr]
+        async fn $on_postgres() {
+            let Some($db) = common::postgres(stringify!($on_postgres)).await else { return };
+            $body;
+            $db.finish().await;
+        }
+    };
+}
+#[allow(unused_imports)] // Not every test crate that shares this module runs on both stores.
+pub(crate) use on_both_stores;
