@@ -15,10 +15,9 @@ use serde::de::DeserializeOwned;
 use shared::envelope::MAX_ENVELOPE_JSON;
 use shared::privacy::{CreatedWallet, NewWallet, PrivacyAnswer, PrivacyRequest};
 use shared::swap::{OpenedSession, SessionTerms, StepAnswer, StepRequest};
-use shared::wire::codes::EnclaveCode;
 use shared::wire::{
     EncryptedAgentResponse, NewObject, OpenedObject, PrivateRequest, ProcessResponse, ProvisionRequest,
-    ProvisioningState, PublicKeyResponse, SealedObject, StoredBlob,
+    ProvisioningState, PublicKeyResponse, SealedObject, StoredBlob, codes::EnclaveCode,
 };
 use shared::{b64, sha256};
 

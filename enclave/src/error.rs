@@ -7,8 +7,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use shared::envelope::{EnvelopeError, PlaintextError};
-use shared::wire::FailureBody;
-use shared::wire::codes::EnclaveCode;
+use shared::wire::{FailureBody, codes::EnclaveCode};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {

@@ -548,23 +548,16 @@ pub mod codes {
             /// else becomes `enclave_error`). The enclave's error mapping can name no other code,
             /// so the two sides cannot drift apart.
             #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-            pub enum EnclaveCode {
-                $($variant,)*
-            }
+            pub enum EnclaveCode { $($variant,)* }
 
             impl EnclaveCode {
                 pub const fn as_str(self) -> &'static str {
-                    match self {
-                        $(EnclaveCode::$variant => $code,)*
-                    }
+                    match self { $(EnclaveCode::$variant => $code,)* }
                 }
 
                 /// The enclave code `code` is, if it is one.
                 pub fn parse(code: &str) -> Option<Self> {
-                    $(if code == $code {
-                        return Some(EnclaveCode::$variant);
-                    })*
-                    None
+                    [$(EnclaveCode::$variant,)*].into_iter().find(|c| c.as_str() == code)
                 }
             }
         };

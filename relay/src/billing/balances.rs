@@ -93,8 +93,7 @@ pub async fn credit(
 ) -> Result<i64, BillingError> {
     check(currency, amount)?;
     let mut tx = store.begin().await?;
-    let after = add_in_tx(&mut tx, key_id, currency, amount).await?;
-    journal(&mut tx, Change { key_id, currency, delta: amount, after, kind, reference, now }).await?;
+    let after = add_journaled(&mut tx, (key_id, currency), amount, (kind, reference), now).await?;
     tx.commit().await?;
     Ok(after)
 }
@@ -140,17 +139,7 @@ pub async fn refund_usage(store: &Store, usage_id: &str, now: i64) -> Result<boo
     let currency: String = row.try_get("currency")?;
     let charged: i64 = row.try_get("charged")?;
     if charged > 0 {
-        let after = add_in_tx(&mut tx, &key_id, &currency, charged).await?;
-        let change = Change {
-            key_id: &key_id,
-            currency: &currency,
-            delta: charged,
-            after,
-            kind: "refund",
-            reference: usage_id,
-            now,
-        };
-        journal(&mut tx, change).await?;
+        add_journaled(&mut tx, (&key_id, &currency), charged, ("refund", usage_id), now).await?;
     }
     tx.commit().await?;
     Ok(true)
@@ -195,6 +184,20 @@ pub(super) async fn take_in_tx(
     .await?
     .ok_or(BillingError::Insufficient)?;
     Ok(row.try_get("amount")?)
+}
+
+/// Adds `amount` inside `tx` and journals it (as `kind`, for `reference`) with the balance it
+/// leaves; returns that balance.
+async fn add_journaled(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    (key_id, currency): (&str, &str),
+    amount: i64,
+    (kind, reference): (&str, &str),
+    now: i64,
+) -> Result<i64, BillingError> {
+    let after = add_in_tx(tx, key_id, currency, amount).await?;
+    journal(tx, Change { key_id, currency, delta: amount, after, kind, reference, now }).await?;
+    Ok(after)
 }
 
 /// Adds `amount` inside `tx`: one statement for insert-or-add, so two concurrent first
@@ -251,18 +254,8 @@ pub async fn credit_deposit(
     let currency: String = row.try_get("currency")?;
     let amount: i64 = row.try_get("amount")?;
     check(&currency, amount)?;
-    let after = add_in_tx(&mut tx, &key_id, &currency, amount).await?;
     let reference = format!("{signature}:{ix}");
-    let change = Change {
-        key_id: &key_id,
-        currency: &currency,
-        delta: amount,
-        after,
-        kind: "deposit",
-        reference: &reference,
-        now,
-    };
-    journal(&mut tx, change).await?;
+    let after = add_journaled(&mut tx, (&key_id, &currency), amount, ("deposit", &reference), now).await?;
     tx.commit().await?;
     Ok(Some(Credited { key_id, currency, amount, balance_after: after }))
 }
