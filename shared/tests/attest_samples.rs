@@ -130,71 +130,28 @@ fn malformed_and_oversize_inputs() {
     let collateral = Collateral::from_json(&String::from_utf8(read("tdx_quote_collateral.json")).unwrap()).unwrap();
     let m = measurements_of(&read("tdx_quote"));
     let policy = Policy::new(TrustRoot::Intel, m);
-    let big = vec![0u8; 20_000];
-    let doc = verify(
-        &Evidence {
-            quote: &big,
-            collateral: &collateral,
-            binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
-            nonce: None,
-        },
-        &policy,
-        1_750_377_600,
-    );
-    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Malformed, Some("oversize")));
     let quote = read("tdx_quote");
-    let doc = verify(
-        &Evidence {
-            quote: &quote[..100],
-            collateral: &collateral,
-            binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
-            nonce: None,
-        },
-        &policy,
-        1_750_377_600,
-    );
-    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Malformed, Some("malformed_quote")));
-    assert_eq!(Collateral::from_json("{").unwrap_err().reason(), "malformed_collateral");
-    assert_eq!(Collateral::from_json(&" ".repeat((1 << 20) + 1)).unwrap_err(), CollateralError::Oversize);
     let mut v9 = quote.clone();
     v9[0] = 9;
-    let doc = verify(
-        &Evidence {
-            quote: &v9,
-            collateral: &collateral,
-            binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
-            nonce: None,
-        },
-        &policy,
-        1_750_377_600,
-    );
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Unsupported, Some("unsupported_quote_version")),
-        "{doc:#?}"
-    );
     let mut p384 = quote.clone();
     p384[2] = 3; // attestation key type 3 (ECDSA-P384)
-    let doc = verify(
-        &Evidence {
-            quote: &p384,
-            collateral: &collateral,
-            binding: Some(Binding::PublicKey(shared::keys::TeeKey([0; 32]))),
-            nonce: None,
-        },
-        &policy,
-        1_750_377_600,
-    );
-    assert_eq!(
-        (doc.verdict, doc.reason.as_deref()),
-        (Verdict::Unsupported, Some("unsupported_attestation_key")),
-        "{doc:#?}"
-    );
     // Text is not a quote of an unknown version: it is malformed.
     let text = b"# not a quote, just some text that is long enough to have a header".repeat(2);
-    let doc =
-        verify(&Evidence { quote: &text, collateral: &collateral, binding: None, nonce: None }, &policy, 1_750_377_600);
-    assert_eq!((doc.verdict, doc.reason.as_deref()), (Verdict::Malformed, Some("malformed_quote")));
+    let cases: [(&[u8], Verdict, &str); 5] = [
+        (&[0u8; 20_000], Verdict::Malformed, "oversize"),
+        (&quote[..100], Verdict::Malformed, "malformed_quote"),
+        (&v9, Verdict::Unsupported, "unsupported_quote_version"),
+        (&p384, Verdict::Unsupported, "unsupported_attestation_key"),
+        (&text, Verdict::Malformed, "malformed_quote"),
+    ];
+    for (input, verdict, reason) in cases {
+        let binding = Some(Binding::PublicKey(shared::keys::TeeKey([0; 32])));
+        let doc =
+            verify(&Evidence { quote: input, collateral: &collateral, binding, nonce: None }, &policy, 1_750_377_600);
+        assert_eq!((doc.verdict, doc.reason.as_deref()), (verdict, Some(reason)), "{doc:#?}");
+    }
+    assert_eq!(Collateral::from_json("{").unwrap_err().reason(), "malformed_collateral");
+    assert_eq!(Collateral::from_json(&" ".repeat((1 << 20) + 1)).unwrap_err(), CollateralError::Oversize);
 }
 
 /// The TCB evaluation each real collateral carries, read from its signed TCB info: the
