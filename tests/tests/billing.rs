@@ -127,26 +127,12 @@ async fn two_relays_on_one_postgres_are_one_service() {
     let wallet_key = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]);
     let wallet = shared::address::Address(wallet_key.verifying_key().to_bytes()).to_string();
     let http = reqwest::Client::new();
-    let ch: Value = http
-        .post(format!("{a}/api/v1/auth/challenge"))
-        .json(&json!({"wallet": wallet, "scopes": ["chat", "account", "keys"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let scopes = ["chat", "account", "keys"];
+    let ask = json!({"wallet": wallet, "scopes": scopes});
+    let (_, ch) = e2e::http::post(&format!("{a}/api/v1/auth/challenge"), &ask, None).await;
     let signature = shared::ledger::format_id(&wallet_key.sign(ch["message"].as_str().unwrap().as_bytes()).to_bytes());
-    let issued: Value = http
-        .post(format!("{b}/api/v1/auth/verify"))
-        .json(&json!({"wallet": wallet, "nonce": ch["nonce"], "signature": signature,
-                      "scopes": ["chat", "account", "keys"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let answer = json!({"wallet": wallet, "nonce": ch["nonce"], "signature": signature, "scopes": scopes});
+    let (_, issued) = e2e::http::post(&format!("{b}/api/v1/auth/verify"), &answer, None).await;
     let key = issued["apiKey"].as_str().expect("the challenge issued at A is redeemed at B").to_string();
     let key_id = issued["keyId"].as_str().unwrap().to_string();
     assert_eq!(usdc_balance(&a, &key).await, "0");
