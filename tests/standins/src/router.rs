@@ -201,6 +201,21 @@ pub async fn start(rpc_url: &str, pool: PoolConfig) -> (crate::Running, Router) 
     (crate::serve(routes).await, router)
 }
 
+/// A GET request recorded and past any forced failure (which is its rejection). Taken first,
+/// so a request is recorded and refused in Jupiter's shape even when its query does not decode.
+struct Gated;
+
+impl axum::extract::FromRequestParts<App> for Gated {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, app: &App) -> Result<Self, Response> {
+        match app.gate(Seen::new(&parts.method, &parts.uri, &parts.headers, &[])) {
+            Some(response) => Err(response),
+            None => Ok(Gated),
+        }
+    }
+}
+
 impl App {
     /// Records the request, then answers a forced failure; `None` means go on.
     fn gate(&self, seen: Seen) -> Option<Response> {

@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, Method, Uri};
 use axum::response::{IntoResponse, Response};
 use chain::Chain;
 use serde_json::{Value, json};
@@ -25,7 +24,7 @@ use shared::solana::programs::{JUPITER_PROGRAM, TOKEN_PROGRAM};
 use shared::solana::{AccountMeta, Instruction, associated_token, compute_budget, token};
 
 use super::quote::{QuoteRequest, param};
-use super::{App, COMPUTE_UNIT_LIMIT, NOT_SUPPORTED, Refusal, Seen, Tamper, amm, elsewhere};
+use super::{App, COMPUTE_UNIT_LIMIT, Gated, NOT_SUPPORTED, Refusal, Tamper, amm, elsewhere};
 
 /// The route plan: one step, a Whirlpool swap (`Swap` tag 17, `a_to_b` true) of all the input
 /// (10 000 bps) from index 0 to 1, as the mainnet v2 vector's second step is encoded.
@@ -33,14 +32,9 @@ const ROUTE_PLAN: [u8; 10] = [1, 0, 0, 0, 17, 1, 0x10, 0x27, 0, 1];
 
 pub(super) async fn build(
     State(app): State<App>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    _: Gated,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
-    if let Some(response) = app.gate(Seen::new(&method, &uri, &headers, &[])) {
-        return response;
-    }
     let answer = match query {
         Ok(Query(query)) => answer(&app, &query).await,
         Err(rejection) => Err(Refusal::bad_request(rejection.body_text())),

@@ -10,12 +10,11 @@ use std::time::Instant;
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, Method, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use shared::address::Address;
 
-use super::{App, DEFAULT_SLIPPAGE_BPS, NOT_SUPPORTED, Refusal, Seen, amm};
+use super::{App, DEFAULT_SLIPPAGE_BPS, Gated, NOT_SUPPORTED, Refusal, amm};
 
 /// What a quote asks, parsed.
 pub(super) struct QuoteRequest {
@@ -64,15 +63,9 @@ impl QuoteRequest {
 
 pub(super) async fn quote(
     State(app): State<App>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    _: Gated,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Response {
-    // Recorded and refused in Jupiter's shape even when the query string does not decode.
-    if let Some(response) = app.gate(Seen::new(&method, &uri, &headers, &[])) {
-        return response;
-    }
     let answer = match query {
         Ok(Query(query)) => answer(&app, &query, Instant::now()).await,
         Err(rejection) => Err(Refusal::bad_request(rejection.body_text())),
