@@ -14,7 +14,7 @@
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::Query;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -66,6 +66,24 @@ pub async fn start(api_key: Option<&str>) -> (crate::Running, Recorder) {
     (crate::serve(router).await, recorder)
 }
 
+/// A request recorded (with its decoded query) and past the key check and any forced failure,
+/// which are its rejection.
+struct Gated(Vec<(String, String)>);
+
+impl axum::extract::FromRequestParts<App> for Gated {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, app: &App) -> Result<Self, Response> {
+        let Query(query) = Query::<Vec<(String, String)>>::from_request_parts(parts, app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        match gate(app, &parts.uri, &parts.headers, &query) {
+            Some(response) => Err(response),
+            None => Ok(Gated(query)),
+        }
+    }
+}
+
 /// Records the request, then answers the key check and forced failures; `None` means go on.
 fn gate(app: &App, uri: &Uri, headers: &HeaderMap, query: &[(String, String)]) -> Option<Response> {
     let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::to_string);
@@ -95,15 +113,7 @@ fn known(mint: &str) -> Option<(f64, u32)> {
     PRICES.iter().find(|(m, _, _)| *m == mint).map(|(_, p, d)| (*p, *d))
 }
 
-async fn price(
-    State(app): State<App>,
-    uri: Uri,
-    headers: HeaderMap,
-    Query(query): Query<Vec<(String, String)>>,
-) -> Response {
-    if let Some(response) = gate(&app, &uri, &headers, &query) {
-        return response;
-    }
+async fn price(Gated(query): Gated) -> Response {
     let Some(ids) = param(&query, "ids").filter(|s| !s.is_empty()) else {
         return bad_request("Query parameter ids is required", None);
     };
@@ -127,15 +137,7 @@ async fn price(
     Json(Value::Object(answer)).into_response()
 }
 
-async fn quote(
-    State(app): State<App>,
-    uri: Uri,
-    headers: HeaderMap,
-    Query(query): Query<Vec<(String, String)>>,
-) -> Response {
-    if let Some(response) = gate(&app, &uri, &headers, &query) {
-        return response;
-    }
+async fn quote(Gated(query): Gated) -> Response {
     let (Some(input), Some(output)) = (param(&query, "inputMint"), param(&query, "outputMint")) else {
         return bad_request("Query parameters inputMint and outputMint are required", None);
     };
