@@ -74,12 +74,8 @@ pub enum WalletCommand {
     /// Fund the wallet from a payer: ask the relay for the transaction, check it is exactly
     /// this transfer, sign it with the payer's key and send it.
     Fund {
-        wallet_id: String,
-        #[arg(long)]
-        mint: String,
-        /// Base units.
-        #[arg(long)]
-        amount: u64,
+        #[command(flatten)]
+        of: OfWallet,
         /// The payer's keypair file (Solana CLI format: a JSON array of 64 numbers).
         #[arg(long)]
         payer_key: PathBuf,
@@ -108,15 +104,22 @@ pub enum WalletCommand {
     },
 }
 
-/// What encrypt, shield and withdraw move, from which wallet, and the owner's key.
+/// An amount of a mint, and the wallet it goes into or out of.
 #[derive(clap::Args)]
-pub struct Moved {
+pub struct OfWallet {
     wallet_id: String,
     #[arg(long)]
     mint: String,
     /// Base units.
     #[arg(long)]
     amount: u64,
+}
+
+/// What encrypt, shield and withdraw move, from which wallet, and the owner's key.
+#[derive(clap::Args)]
+pub struct Moved {
+    #[command(flatten)]
+    of: OfWallet,
     /// The owner's keypair file (Solana CLI format), for a wallet created with an owner.
     #[arg(long)]
     owner_key: Option<PathBuf>,
@@ -156,7 +159,7 @@ pub async fn run(ctx: Context, command: WalletCommand) -> Result<Exit, Failure> 
                 eprintln!("keep the webhook secret: it is not shown again. {}", created.funding_hint);
             }
         }
-        WalletCommand::Fund { wallet_id, mint, amount, payer_key, rpc_url, to } => {
+        WalletCommand::Fund { of: OfWallet { wallet_id, mint, amount }, payer_key, rpc_url, to } => {
             let mint_address = Address::parse(&mint).ok_or(Failure::bad_input("--mint is not an address"))?;
             let payer = client::swap::read_keypair(&payer_key)?;
             let payer_address = Address(payer.verifying_key().to_bytes());
@@ -197,17 +200,17 @@ pub async fn run(ctx: Context, command: WalletCommand) -> Result<Exit, Failure> 
                 .await?;
             print_started(json, &started);
         }
-        WalletCommand::Encrypt(Moved { wallet_id, mint, amount, owner_key }) => {
+        WalletCommand::Encrypt(Moved { of: OfWallet { wallet_id, mint, amount }, owner_key }) => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
             let started = client.wallet_encrypt(&wallet_id, &mint, &amount.to_string(), owner.as_ref()).await?;
             print_started(json, &started);
         }
-        WalletCommand::Shield { moved: Moved { wallet_id, mint, amount, owner_key }, to } => {
+        WalletCommand::Shield { moved: Moved { of: OfWallet { wallet_id, mint, amount }, owner_key }, to } => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
             let started = client.wallet_shield(&wallet_id, &mint, &amount.to_string(), &to, owner.as_ref()).await?;
             print_started(json, &started);
         }
-        WalletCommand::Withdraw { moved: Moved { wallet_id, mint, amount, owner_key }, to } => {
+        WalletCommand::Withdraw { moved: Moved { of: OfWallet { wallet_id, mint, amount }, owner_key }, to } => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
             // A freshly started enclave signs nothing for a few blocks (docs/wallets.md): the
             // client waits that out with the same signed request (one nonce, one withdrawal).
