@@ -2,6 +2,8 @@
 //! transaction it recorded (docs/swaps.md). A worker takes a session under a lease, so relays
 //! sharing a database never work on one session at once.
 
+use std::sync::LazyLock;
+
 use serde::Serialize;
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -169,9 +171,30 @@ fn bind_progress<'q>(query: Query<'q>, s: &'q Session) -> Query<'q> {
         .bind(s.funded_at)
 }
 
-fn columns() -> String {
-    [FIXED.as_slice(), PROGRESS.as_slice()].concat().join(", ")
-}
+/// Every column, for the reads.
+static COLUMNS: LazyLock<String> = LazyLock::new(|| [FIXED.as_slice(), PROGRESS.as_slice()].concat().join(", "));
+
+/// The insert of a new session, written once.
+static INSERT: LazyLock<String> = LazyLock::new(|| {
+    let values: Vec<String> = (1..=FIXED.len() + PROGRESS.len()).map(|i| format!("${i}")).collect();
+    format!("INSERT INTO swap_sessions ({}, lease_until) VALUES ({}, 0)", *COLUMNS, values.join(", "))
+});
+
+/// A worker's save of its step, written once: the [`PROGRESS`] columns, then `updated_at`,
+/// `lease_until`, the id and the holder's token.
+static SAVE: LazyLock<String> = LazyLock::new(|| {
+    let set: Vec<String> = PROGRESS.iter().enumerate().map(|(i, column)| format!("{column} = ${}", i + 1)).collect();
+    let n = PROGRESS.len();
+    format!(
+        "UPDATE swap_sessions SET {}, updated_at = ${}, lease_until = ${}, lease_owner = NULL \
+         WHERE id = ${} AND lease_owner = ${}",
+        set.join(", "),
+        n + 1,
+        n + 2,
+        n + 3,
+        n + 4
+    )
+});
 
 fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
     let pending = match (
@@ -227,9 +250,7 @@ fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
 
 /// Inserts a new session through `db` (the pool, or an open transaction).
 pub async fn insert<'e>(db: impl sqlx::Executor<'e, Database = sqlx::Any>, s: &Session) -> Result<(), StoreError> {
-    let values: Vec<String> = (1..=FIXED.len() + PROGRESS.len()).map(|i| format!("${i}")).collect();
-    let sql = format!("INSERT INTO swap_sessions ({}, lease_until) VALUES ({}, 0)", columns(), values.join(", "));
-    let query = sqlx::query(&sql)
+    let query = sqlx::query(&INSERT)
         .bind(&s.id)
         .bind(&s.mode)
         .bind(&s.wallet_id)
@@ -258,7 +279,7 @@ pub async fn insert<'e>(db: impl sqlx::Executor<'e, Database = sqlx::Any>, s: &S
 }
 
 pub async fn get(store: &Store, id: &str) -> Result<Option<Session>, StoreError> {
-    let row = sqlx::query(&format!("SELECT {} FROM swap_sessions WHERE id = $1", columns()))
+    let row = sqlx::query(&format!("SELECT {} FROM swap_sessions WHERE id = $1", *COLUMNS))
         .bind(id)
         .fetch_optional(store.pool())
         .await?;
@@ -275,18 +296,7 @@ pub async fn save<'e>(
     now: i64,
     retry_at: i64,
 ) -> Result<bool, StoreError> {
-    let set: Vec<String> = PROGRESS.iter().enumerate().map(|(i, column)| format!("{column} = ${}", i + 1)).collect();
-    let n = PROGRESS.len();
-    let sql = format!(
-        "UPDATE swap_sessions SET {}, updated_at = ${}, lease_until = ${}, lease_owner = NULL \
-         WHERE id = ${} AND lease_owner = ${}",
-        set.join(", "),
-        n + 1,
-        n + 2,
-        n + 3,
-        n + 4
-    );
-    let done = bind_progress(sqlx::query(&sql), s)
+    let done = bind_progress(sqlx::query(&SAVE), s)
         .bind(now)
         .bind(retry_at)
         .bind(&s.id)
@@ -377,7 +387,7 @@ pub async fn claim(store: &Store, now: i64, lease_secs: i64) -> Result<Option<Se
          AND lease_until <= $3 RETURNING {}",
         working.join(", "),
         state::AWAITING_FUNDING,
-        columns()
+        *COLUMNS
     ))
     .bind(now + lease_secs)
     .bind(&token)

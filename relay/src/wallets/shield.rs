@@ -47,7 +47,6 @@ pub async fn start(
     let hop_address =
         hop.public_key.clone().ok_or(RelayError::EnclaveAnswer("an intermediate key without its address"))?;
     let now = crate::unix_now();
-    let deposit_signature = deposit.signature.clone();
     let session = Session {
         destination,
         ephemeral: hop_address,
@@ -65,7 +64,7 @@ pub async fn start(
         crate::enclaves::objects::insert(&app.store, &hop, now).await?;
     }
     let data = json!({"walletId": wallet.id, "sessionId": session.id, "mint": mint, "amount": session.amount,
-                      "destinationPubkey": session.destination, "txSignature": deposit_signature});
+                      "destinationPubkey": session.destination, "txSignature": session.funding_tx_sig});
     let op = Operation { kind: "shield", event_type: "wallet.shield", data };
     super::private::record_start(app, &session, &wallet.id, Some(op), kept.map(|k| ("shield", k))).await?;
     Ok(session)
