@@ -125,14 +125,33 @@ impl LogEvidence {
     }
 }
 
+/// Which anchor a log check is made against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnchorChoice {
+    /// The newest, landed on a chain or not.
+    Newest,
+    /// The newest whose memo has landed (`ledgerSignature` set), for a check on the chain: the
+    /// newest anchor may be seconds from landing, and a pending one proves nothing there.
+    NewestLanded,
+}
+
 impl Client {
-    /// Fetches the inclusion proof of `entry`'s leaf, the newest anchor and the consistency
-    /// proof between their heads.
-    pub async fn log_evidence(&self, entry: &[u8]) -> Result<LogEvidence, ClientError> {
+    /// Fetches the inclusion proof of `entry`'s leaf, the anchor `choice` names and the
+    /// consistency proof between their heads.
+    pub async fn log_evidence(&self, entry: &[u8], choice: AnchorChoice) -> Result<LogEvidence, ClientError> {
         let leaf = hex::encode(leaf_hash(entry));
         let proof: InclusionProof = self.get(&format!("/log/v1/proof/inclusion?leafHash={leaf}")).await?;
-        let anchors: Anchors = self.get("/log/v1/anchors?limit=1").await?;
-        let anchored = match anchors.anchors.into_iter().next() {
+        let limit = match choice {
+            AnchorChoice::Newest => 1,
+            AnchorChoice::NewestLanded => 20,
+        };
+        let anchors: Anchors = self.get(&format!("/log/v1/anchors?limit={limit}")).await?;
+        let mut anchors = anchors.anchors.into_iter();
+        let chosen = match choice {
+            AnchorChoice::Newest => anchors.next(),
+            AnchorChoice::NewestLanded => anchors.find(|a| a.ledger_signature.is_some()),
+        };
+        let anchored = match chosen {
             None => None,
             Some(anchor) => {
                 let (first, second) = consistency_sizes(proof.tree_size, anchor.sth.tree_size);
@@ -150,7 +169,7 @@ impl Client {
 
     /// Fetches and checks (see [`check`]).
     pub async fn log_proof(&self, entry: &[u8], log_key: Option<&[u8; 32]>) -> Result<LogCheck, ClientError> {
-        Ok(self.log_evidence(entry).await?.check(entry, log_key)?)
+        Ok(self.log_evidence(entry, AnchorChoice::Newest).await?.check(entry, log_key)?)
     }
 }
 

@@ -33,6 +33,8 @@ pub mod solana;
 #[cfg(feature = "solana")]
 pub mod swap;
 pub mod time;
+#[cfg(feature = "tsm")]
+pub mod tsm;
 #[cfg(feature = "tlog")]
 pub mod tlog;
 pub mod wire;

@@ -116,7 +116,7 @@ async fn every_receipt_is_logged_proved_anchored_and_survives_a_restart() {
     assert_eq!((s, body["error"].as_str()), (404, Some("not_found")));
 
     // A tampered proof is caught.
-    let evidence = client.log_evidence(&entries[1]).await.unwrap();
+    let evidence = client.log_evidence(&entries[1], client::log::AnchorChoice::Newest).await.unwrap();
     let mut tampered = evidence.clone();
     let mut bytes = hex::decode(&tampered.proof.audit_path[0]).unwrap();
     bytes[31] ^= 0x80;

@@ -1,5 +1,5 @@
 //! The TD the enclave runs in: boot (`boot.rs`, the only `unsafe`), `/init` (`init.rs`),
-//! quotes through configfs-tsm (`tsm.rs`) or a development PKI (`dev_quotes.rs`, feature
+//! quotes through configfs-tsm (`shared::tsm`) or a development PKI (`dev_quotes.rs`, feature
 //! `dev-quotes` only), and the attestation made once at boot (`attestation.rs`).
 
 pub mod attestation;
@@ -9,4 +9,4 @@ pub mod boot;
 pub mod dev_quotes;
 #[cfg(target_os = "linux")]
 pub mod init;
-pub mod tsm;
+pub use shared::tsm;

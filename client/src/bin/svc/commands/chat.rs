@@ -2,6 +2,7 @@
 //! the receipt's place in the transparency log.
 
 use client::Client;
+use client::log::AnchorChoice;
 use client::chat::ChatOptions;
 
 use crate::Context;
@@ -77,14 +78,16 @@ pub async fn run(ctx: Context, args: Args) -> Result<Exit, Failure> {
 }
 
 /// The log check of `entry` against the trusted log key (pinned on first use), and with
-/// `chain`, that the newest anchor landed there signed by that key.
+/// `chain`, that the newest landed anchor is there, signed by that key.
 async fn check_log(
     client: &Client,
     trust: &LogTrust,
     entry: &[u8],
     chain: Option<&chain::RpcChain>,
 ) -> Result<client::log::LogCheck, String> {
-    let evidence = client.log_evidence(entry).await.map_err(|e| e.to_string())?;
+    // With a chain to check, the newest anchor that landed; the newest may still be pending.
+    let choice = if chain.is_some() { AnchorChoice::NewestLanded } else { AnchorChoice::Newest };
+    let evidence = client.log_evidence(entry, choice).await.map_err(|e| e.to_string())?;
     let mut check = evidence.check(entry, trust.key()).map_err(|e| trust.explain(e))?;
     trust.keep(&check);
     if let (Some(chain), Some((anchor, _))) = (chain, &evidence.anchored) {

@@ -1,6 +1,7 @@
 //! `svc receipt`: fetch a receipt, verify it, and with `--proof` and `--rpc` find it in the
 //! transparency log and on the chain.
 
+use client::log::AnchorChoice;
 use client::receipts::ReceiptQuery;
 
 use crate::Context;
@@ -45,7 +46,8 @@ pub async fn run(ctx: Context, args: Args) -> Result<Exit, Failure> {
     let (mut log_check, mut anchor_landed, mut commit_landed) = (None, None, None);
     if args.proof {
         let entry = shared::tlog::entry::chat(&receipt).ok_or(Failure::failed("the receipt has no log entry"))?;
-        let evidence = client.log_evidence(&entry).await?;
+        let choice = if chain.is_some() { AnchorChoice::NewestLanded } else { AnchorChoice::Newest };
+        let evidence = client.log_evidence(&entry, choice).await?;
         let check = evidence
             .check(&entry, log_key.as_ref())
             .map_err(|e| Failure::failed(format!("transparency log check failed: {}", log_trust.explain(e))))?;

@@ -157,7 +157,7 @@ fn quote_in(fs: &dyn TsmFs, name: &str, report_data: &[u8; 64]) -> Result<Vec<u8
         return Err(Attempt::Fatal(TsmError::BadQuoteLength(quote.len())));
     }
     // Cheap self-check: the quote must echo our report_data.
-    if shared::quote::report_data(&quote).ok().as_ref() != Some(report_data) {
+    if crate::quote::report_data(&quote).ok().as_ref() != Some(report_data) {
         return Err(Attempt::Fatal(TsmError::ReportDataMismatch));
     }
     Ok(quote)

@@ -18,7 +18,7 @@ fn quote_carries_report_data_and_item_is_removed() {
     let fake = FakeTsm::new(Box::new(echo_quote));
     let rd = [7u8; 64];
     let q = get_quote(&fake, &rd, fast()).unwrap();
-    assert_eq!(shared::quote::report_data(&q).unwrap(), rd);
+    assert_eq!(crate::quote::report_data(&q).unwrap(), rd);
     assert_cleaned_up(&fake);
 }
 
