@@ -33,10 +33,10 @@ pub mod solana;
 #[cfg(feature = "solana")]
 pub mod swap;
 pub mod time;
-#[cfg(feature = "tsm")]
-pub mod tsm;
 #[cfg(feature = "tlog")]
 pub mod tlog;
+#[cfg(feature = "tsm")]
+pub mod tsm;
 pub mod wire;
 pub mod witness;
 #[cfg(feature = "x402")]

@@ -1,12 +1,12 @@
-//! A STAND-IN GPU node, for tests on a machine without a GPU or a TDX host (docs/gpu.md). It
-//! plays the node agent of a real node: TLS on its own key, `GET /attest?nonce=` answered with
-//! a TDX quote from the development quote PKI (`tests/dev-quote`) and the real H100 sample's
-//! report re-issued for the enclave's nonce by a development GPU identity (`tests/dev-gpu`), and
-//! `/v1/*` forwarded to the real model server. Only an enclave built with `dev-quotes` and told
-//! both development roots trusts it.
-//!
-//! It can also misbehave as a hostile node would ([`Behaviour`]), and it records every byte a
-//! caller sent to `/v1/*`, so a test can tell whether a prompt reached it.
+//! A STAND-IN GPU node, for tests on a machine without a GPU or a TDX host (docs/gpu.md). The
+//! real agent is `gpu-node` (`crate::gpu_agent` runs it); this one plays the nodes the agent
+//! never is, hostile ones ([`Behaviour`]), and records every byte a caller sent to `/v1/*`, so
+//! a test can tell whether a prompt reached it. Like the agent it serves TLS on its own key
+//! (the agent's TLS server), `GET /attest?nonce=` answered with a TDX quote from the development
+//! quote PKI (`tests/dev-quote`) and the real H100 sample's report re-issued for the enclave's
+//! nonce by a development GPU identity (`tests/dev-gpu`), and `/v1/*` forwarded to the real
+//! model server. Only an enclave built with `dev-quotes` and told both development roots
+//! trusts it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,11 +17,12 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use dev_gpu::node::{Answer, DevNode};
+use gpu_node::serve::TlsListener;
 use shared::gpu::node::gpu_nonce;
 
 /// The node's development PKIs' seeds.
-const TDX_SEED: [u8; 32] = [0x4e; 32];
-const GPU_SEED: [u8; 32] = [0x47; 32];
+pub(crate) const TDX_SEED: [u8; 32] = [0x4e; 32];
+pub(crate) const GPU_SEED: [u8; 32] = [0x47; 32];
 
 /// The genuine H100 report whose measurements the stand-in's GPU shows.
 pub const H100_TEMPLATE: &str = concat!(
@@ -84,17 +85,8 @@ impl GpuNodeStandin {
     /// Starts a node with `gpus` GPUs that forwards completions to `upstream` (a `/v1` URL).
     pub async fn start(behaviour: Behaviour, gpus: u8, upstream: &str) -> Self {
         let key = rcgen::KeyPair::generate().unwrap();
-        let cert = rcgen::CertificateParams::new(vec!["gpu-node.invalid".into()]).unwrap().self_signed(&key).unwrap();
-        let pin = agent::pin::spki_sha256(cert.der()).unwrap();
-        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(
-                vec![cert.der().clone()],
-                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
-            )
-            .unwrap();
+        let pin = gpu_node::serve::pin(&key);
+        let acceptor = gpu_node::serve::tls(&key).unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
         let attestations = Arc::new(Mutex::new(0));
         let stalled = Arc::new(AtomicBool::new(false));
@@ -113,7 +105,7 @@ impl GpuNodeStandin {
             .with_state(node);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let listener = TlsListener { tcp: listener, acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(tls)) };
+        let listener = TlsListener { tcp: listener, acceptor };
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
@@ -141,19 +133,25 @@ impl GpuNodeStandin {
         *self.attestations.lock().unwrap()
     }
 
-    /// The enclave configuration's `gpuNodes` entry for this node: the dev placeholder
-    /// measurements for its image, the development roots, and `gpu` (from `svc gpu-reference`).
+    /// The enclave configuration's `gpuNodes` entry for this node (see [`enclave_entry`]).
     pub fn enclave_entry(&self, gpus: usize, gpu_policy: &serde_json::Value) -> serde_json::Value {
-        let (tdx_root, gpu_root) = DevNode::new(&TDX_SEED, &GPU_SEED, 1, Vec::new()).dev_roots();
-        let measurements: serde_json::Value = serde_json::to_value(crate::dev_measurements()).unwrap();
-        serde_json::json!({
-            "tlsPinSha256": hex::encode(self.pin),
-            "measurements": measurements,
-            "gpus": gpus,
-            "gpu": gpu_policy,
-            "devRoots": {"tdxRootDer": hex::encode(tdx_root), "gpuRootSpkiSha256": hex::encode(gpu_root)},
-        })
+        enclave_entry(&self.pin, gpus, gpu_policy)
     }
+}
+
+/// The enclave configuration's `gpuNodes` entry for a node on this module's development PKIs
+/// whose TLS key hashes to `pin`: the dev placeholder measurements for its image, the
+/// development roots, and `gpu` (from `svc gpu-reference`).
+pub fn enclave_entry(pin: &[u8; 32], gpus: usize, gpu_policy: &serde_json::Value) -> serde_json::Value {
+    let (tdx_root, gpu_root) = DevNode::new(&TDX_SEED, &GPU_SEED, 1, Vec::new()).dev_roots();
+    let measurements: serde_json::Value = serde_json::to_value(crate::dev_measurements()).unwrap();
+    serde_json::json!({
+        "tlsPinSha256": hex::encode(pin),
+        "measurements": measurements,
+        "gpus": gpus,
+        "gpu": gpu_policy,
+        "devRoots": {"tdxRootDer": hex::encode(tdx_root), "gpuRootSpkiSha256": hex::encode(gpu_root)},
+    })
 }
 
 #[derive(serde::Deserialize)]
@@ -200,29 +198,5 @@ async fn forward(
             (status, [("content-type", "application/json")], r.bytes().await.unwrap_or_default()).into_response()
         }
         Err(_) => StatusCode::BAD_GATEWAY.into_response(),
-    }
-}
-
-/// TCP with a TLS handshake per connection, for `axum::serve`.
-struct TlsListener {
-    tcp: tokio::net::TcpListener,
-    acceptor: tokio_rustls::TlsAcceptor,
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            let Ok((tcp, addr)) = self.tcp.accept().await else { continue };
-            if let Ok(tls) = self.acceptor.accept(tcp).await {
-                return (tls, addr);
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.tcp.local_addr()
     }
 }

@@ -4,6 +4,7 @@
 //! The binaries must be built first (`cargo build --bins`; `make test` does it).
 
 pub mod chain;
+pub mod gpu_agent;
 pub mod gpu_node;
 pub mod host;
 pub mod http;

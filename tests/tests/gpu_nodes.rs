@@ -7,7 +7,8 @@
 use std::process::Command;
 
 use client::chat::ChatOptions;
-use e2e::gpu_node::{Behaviour, GpuNodeStandin, H100_DRIVER_RIM, H100_VBIOS_RIM};
+use e2e::gpu_agent::GpuNodeAgent;
+use e2e::gpu_node::{Behaviour, GpuNodeStandin, H100_DRIVER_RIM, H100_VBIOS_RIM, enclave_entry};
 use e2e::{Stack, StackOptions};
 use rand_core::{OsRng, RngCore};
 use serde_json::{Value, json};
@@ -149,4 +150,37 @@ async fn only_a_node_whose_quote_and_gpus_verify_sees_the_prompt() {
         assert_eq!(status, 502);
         assert_eq!(node.attestations(), before + 1, "{model}");
     }
+}
+
+/// The real agent, not the stand-in: the enclave attests `svc-gpu-node` (development GPUs and
+/// quotes, NVIDIA's OCSP responder stood in for) on the key the agent printed, then sends it
+/// the prompt, and the reply names it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_node_agent_is_attested_then_serves() {
+    let agent = GpuNodeAgent::start(2, &e2e::llm_base_url()).await;
+    let models = json!({"gpt-oss:20b": {"endpoint": agent.base_url, "upstreamModel": "smollm2-135m",
+                                        "maxTokens": 16, "tlsPinSha256": hex::encode(agent.pin)}});
+    let nodes = vec![enclave_entry(&agent.pin, 2, &gpu_policy())];
+    let stack = tokio::task::spawn_blocking(move || {
+        Stack::start_with(StackOptions {
+            enclave: json!({"models": models, "gpuNodes": nodes, "modelTimeoutSecs": 20}),
+            ..StackOptions::default()
+        })
+    })
+    .await
+    .unwrap();
+
+    let options = ChatOptions { model: Some("gpt-oss:20b".into()), max_tokens: Some(8), ..ChatOptions::default() };
+    let out = stack.client().chat("Name a colour.", &options).await.unwrap();
+    let served_by = out.served_by.expect("a statement of the node that served it");
+    assert_eq!(served_by.node, hex::encode(agent.pin));
+    assert_eq!(served_by.gpu_fwids.len(), 2);
+    assert_eq!(served_by.verify(&out.receipt), Ok(()));
+    // It stapled: each GPU's BROM, and once the ICA both share.
+    assert_eq!(agent.ocsp.requests().len(), 3);
+
+    let (report, _) = stack.client().attest().await.unwrap();
+    let verdict = report.gpu_nodes[0].verdict.clone().expect("the agent's verdict");
+    assert_eq!((verdict.tls_spki_sha256.as_str(), verdict.gpus.len()), (hex::encode(agent.pin).as_str(), 2));
+    assert!(verdict.gpus.iter().all(|g| g.driver == "550.90.07" && g.measurements_matched == 33), "{verdict:?}");
 }

@@ -9,6 +9,7 @@ pub mod facilitator;
 pub mod github;
 pub mod jupiter;
 pub mod notion;
+pub mod nvidia_ocsp;
 pub mod openai;
 pub mod paysh;
 pub mod pcs;

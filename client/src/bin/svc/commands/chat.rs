@@ -2,8 +2,8 @@
 //! the receipt's place in the transparency log.
 
 use client::Client;
-use client::log::AnchorChoice;
 use client::chat::ChatOptions;
+use client::log::AnchorChoice;
 
 use crate::Context;
 use crate::exit::{Exit, Failure};
