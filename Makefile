@@ -11,8 +11,9 @@ run: build llm
 
 ## Every test: unit, known-answer vectors, storage (SQLite, and PostgreSQL when DATABASE_URL
 ## is set), end to end against the real model server, the fuzz smoke run and the web app's.
-## tools/test.sh compiles the binaries the tests start itself, with the tests' features.
-test: llm lint
+## tools/test.sh compiles the binaries the tests start itself, with the tests' features, and
+## runs the lints beside the suites.
+test: llm
 	@tools/test.sh
 
 ## Development binaries: the enclave can serve dev quotes (only when its config asks).

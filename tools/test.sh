@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the Rust suites (nextest) with the real model server up for the end-to-end
-# suite, the fuzz targets' smoke run and the web app's tests. `make test` builds and lints first.
+# Runs every test: the formatting and lint checks, the Rust suites (nextest) with the real model
+# server up for the end-to-end suite, the fuzz targets' smoke run and the web app's tests.
 #
 # Time on a fresh 2-core machine (docs/benchmarks.md, "CI time"): the reproducible image and the
 # fuzz targets are the two big builds, and only a few tests need them, while the end-to-end suite
@@ -13,9 +13,10 @@ PORT=${LLM_TEST_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("1
 LOGS=$(mktemp -d)
 step() { printf '[test.sh %5ss] %s\n' "$SECONDS" "$*"; }
 # What this script started, stopped however it ends (each by its own id or process group).
-PEERS='' BACKGROUND=''
+PEERS='' BACKGROUND='' LINT=''
 stop_all() {
   [ -z "$PEERS" ] || kill "$PEERS" 2>/dev/null || true
+  [ -z "$LINT" ] || kill -- "-$LINT" 2>/dev/null || true
   [ -z "$BACKGROUND" ] || kill -- "-$BACKGROUND" 2>/dev/null || true
   tools/llm/stop.sh "$LLM_DIR" >/dev/null 2>&1 || true
 }
@@ -37,6 +38,20 @@ image/qemu-install.sh
 # when a lock changed; the Python peers (a2a-sdk 1.3 and 0.3, openapi-spec-validator,
 # schemathesis, the OpenAI SDK, prometheus-client), each set in a venv from its pinned
 # requirements.
+step "formatting; the lints in the background (log: $LOGS/lint.log)"
+cargo fmt --all -- --check
+cargo fmt --manifest-path tests/fuzz/Cargo.toml -- --check
+# Clippy shares nothing with the test build, so it runs beside everything else, at the lowest
+# CPU priority and in a target directory of its own (it never waits on the build's lock); the
+# suites mostly wait on the processes they start. Its verdict is read at the end.
+export LOGS
+setsid bash -c '
+  nice -n 19 cargo clippy --locked --workspace --all-targets --all-features --target-dir target/clippy \
+    -- -D warnings >"$LOGS/lint.log" 2>&1
+  echo $? >"$LOGS/lint.status"
+' &
+LINT=$!
+
 step "installing the peers in the background"
 { tools/npm-install.sh tests/x402-peer tests/chain tests/mcp-peer tests/openai-peer relay/web \
     && tools/peers.sh .cache/peers; } >"$LOGS/peers.log" 2>&1 &
@@ -56,7 +71,6 @@ PEERS=
 export SVC_PEERS_DIR=$PWD/.cache/peers
 
 step "building the image and the fuzz targets in the background (logs: $LOGS)"
-export LOGS
 # Its own process group (setsid), so an early exit stops the whole build and nothing else.
 export IMAGE_TOOLS=$PWD/target/debug
 setsid bash -c '
@@ -88,9 +102,9 @@ step "the web app (relay/web)"
 export SVC_ATTEST_CORPUS_BIN=$PWD/target/debug/attest-corpus
 tools/web-test.sh || status=$?
 
-step "waiting for the image and the fuzz smoke run"
-wait "$BACKGROUND" || true
-for part in image fuzz; do
+step "waiting for the lints, the image and the fuzz smoke run"
+wait "$LINT" "$BACKGROUND" || true
+for part in lint image fuzz; do
   code=$(cat "$LOGS/$part.status" 2>/dev/null || echo 1)
   if [ "$code" != 0 ]; then
     echo "[test.sh] the $part build failed ($code); its log:" >&2

@@ -101,7 +101,7 @@ async fn balance(world: &SwapWorld, base: &str, currency: &str) -> i64 {
 async fn deposits_are_credited_once_through_crashes_and_the_service_token_pays() {
     let postgres = database().await;
     let on_postgres = postgres.is_some();
-    let mut world = world(postgres).await;
+    let mut world = world(postgres.clone()).await;
     let base = world.stack.relay_url.clone();
 
     // The deposit address: one wallet per key, made by the enclave, the same on every ask.
@@ -145,6 +145,17 @@ async fn deposits_are_credited_once_through_crashes_and_the_service_token_pays()
     assert_eq!(rows.len(), 3, "{rows:?}");
     assert_eq!(balance(&world, &base, "svc").await, 2 * SOL as i64);
     assert_eq!(balance(&world, &base, "usdc").await, 0, "dust is not credited");
+
+    // A damaged row, scanned before the real one (an owner that is not base58), is left out:
+    // every deposit below is still credited.
+    let host = e2e::host::Host::of(&world, postgres.as_deref()).await;
+    sqlx::query("INSERT INTO deposit_addresses (key_id, owner, object_id, created_at) VALUES ($1, $2, $3, 0)")
+        .bind("key_damaged")
+        .bind("not base58: 0OIl")
+        .bind("no-object")
+        .execute(&host.db)
+        .await
+        .unwrap();
 
     // Crashes: after a scan recorded but before its cursor moved, and right after a credit.
     // Each time the relay aborts at that point, comes back, and the deposit is credited once.

@@ -12,6 +12,17 @@ impl<'a> Reader<'a> {
         Reader { bytes, at: 0 }
     }
 
+    /// What `read` reads from `bytes`, which must be all of them.
+    pub(super) fn whole<T>(
+        bytes: &'a [u8],
+        read: impl FnOnce(&mut Reader<'a>) -> Result<T, SolanaError>,
+    ) -> Result<T, SolanaError> {
+        let mut r = Reader::new(bytes);
+        let value = read(&mut r)?;
+        r.finish()?;
+        Ok(value)
+    }
+
     pub(super) fn rest(&self) -> &'a [u8] {
         self.bytes.get(self.at..).unwrap_or_default()
     }

@@ -130,10 +130,7 @@ impl MessageV0 {
 
     /// Parses exactly one v0 message, prefix included.
     pub fn parse(bytes: &[u8]) -> Result<Self, SolanaError> {
-        let mut r = Reader::new(bytes);
-        let message = Self::read(&mut r)?;
-        r.finish()?;
-        Ok(message)
+        Reader::whole(bytes, Self::read)
     }
 
     pub(super) fn read(r: &mut Reader<'_>) -> Result<Self, SolanaError> {

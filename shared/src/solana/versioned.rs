@@ -28,10 +28,7 @@ impl From<MessageV0> for VersionedMessage {
 impl VersionedMessage {
     /// Parses exactly one message of either version.
     pub fn parse(bytes: &[u8]) -> Result<Self, SolanaError> {
-        let mut r = Reader::new(bytes);
-        let message = Self::read(&mut r)?;
-        r.finish()?;
-        Ok(message)
+        Reader::whole(bytes, Self::read)
     }
 
     pub(super) fn read(r: &mut Reader<'_>) -> Result<Self, SolanaError> {

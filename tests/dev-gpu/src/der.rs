@@ -9,25 +9,7 @@ pub(crate) const ECDSA_WITH_SHA384: [u8; 8] = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x0
 /// id-pkix-ocsp-basic (1.3.6.1.5.5.7.48.1.1).
 pub(crate) const OCSP_BASIC: [u8; 9] = [0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x01, 0x01];
 
-/// One element: tag, minimal length, body.
-pub(crate) fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
-    let mut out = vec![tag];
-    let len = body.len();
-    if len < 0x80 {
-        out.push(len as u8);
-    } else {
-        let bytes = len.to_be_bytes();
-        let skip = bytes.iter().take_while(|&&b| b == 0).count();
-        out.push(0x80 | (bytes.len() - skip) as u8);
-        out.extend_from_slice(&bytes[skip..]);
-    }
-    out.extend_from_slice(body);
-    out
-}
-
-pub(crate) fn seq(items: &[Vec<u8>]) -> Vec<u8> {
-    tlv(0x30, &items.concat())
-}
+pub(crate) use dev_quote::x509::{seq, tlv};
 
 pub(crate) fn oid(content: &[u8]) -> Vec<u8> {
     tlv(0x06, content)

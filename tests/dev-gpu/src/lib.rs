@@ -65,7 +65,7 @@ impl DevGpu {
     /// Every subject says "SVC DEV" so it can never be mistaken for NVIDIA's.
     pub fn certificate_chain_pem(&self) -> String {
         let p = &self.pki;
-        [&p.leaf, &p.brom, &p.ica, &p.root].iter().map(|c| pki::pem(&c.der)).collect()
+        [&p.leaf, &p.brom, &p.ica, &p.root].iter().map(|c| dev_quote::x509::pem(&c.der)).collect()
     }
 
     /// The 48-byte firmware id the leaf certifies (derived from the seed), which every report

@@ -3,15 +3,15 @@
 //! reports, carries the firmware id), plus one OCSP responder under each issuer whose certificate
 //! the chain's OCSP answers cover (the ICA for the BROM, the root for the ICA). All P-384.
 
-use base64::Engine;
 use p384::ecdsa::{Signature, SigningKey as EcKey, signature::Signer};
 use rcgen::{
-    BasicConstraints, CertificateParams, CustomExtension, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyUsagePurpose, PublicKeyData, SerialNumber, SignatureAlgorithm, SigningKey,
+    BasicConstraints, CertificateParams, CustomExtension, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyUsagePurpose,
+    PublicKeyData, SerialNumber, SignatureAlgorithm, SigningKey,
 };
 use sha2::{Digest, Sha384};
 
 use super::der;
+use dev_quote::x509::{self, certified};
 
 /// A P-384 key derived from the seed; signs ECDSA-SHA384 with RFC 6979 (deterministic) nonces.
 pub(crate) struct DevKey {
@@ -159,34 +159,9 @@ fn dice_fwid(fwid: &[u8; 48]) -> CustomExtension {
     CustomExtension::from_oid_content(&DICE_FWID, content)
 }
 
-fn certified(cert: Result<rcgen::Certificate, rcgen::Error>) -> Vec<u8> {
-    // Only fixed, valid parameters reach rcgen, and DevKey never fails to sign.
-    cert.expect("dev certificate parameters are valid").der().to_vec()
-}
+/// Every dev certificate is valid 2025-01-01T00:00:00Z .. 2100-01-01T00:00:00Z.
+const VALIDITY: (u64, u64) = (1_735_689_600, 4_102_444_800);
 
 fn params(cn: &str, serial: u8, is_ca: IsCa, key_usages: Vec<KeyUsagePurpose>) -> CertificateParams {
-    let mut params = CertificateParams::default();
-    let mut name = DistinguishedName::new();
-    name.push(DnType::CommonName, cn);
-    name.push(DnType::OrganizationName, "SVC DEV (not NVIDIA)");
-    params.distinguished_name = name;
-    params.serial_number = Some(SerialNumber::from_slice(&[serial]));
-    // Every dev certificate is valid 2025-01-01T00:00:00Z .. 2100-01-01T00:00:00Z.
-    params.not_before = rcgen::date_time_ymd(2025, 1, 1);
-    params.not_after = rcgen::date_time_ymd(2100, 1, 1);
-    params.is_ca = is_ca;
-    params.key_usages = key_usages;
-    params
-}
-
-/// PEM, 64-column base64, LF (as `nvmlDeviceGetConfComputeGpuCertificate` hands it out).
-pub(crate) fn pem(der: &[u8]) -> String {
-    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
-    let mut out = String::from("-----BEGIN CERTIFICATE-----\n");
-    for line in b64.as_bytes().chunks(64) {
-        out.push_str(&String::from_utf8_lossy(line));
-        out.push('\n');
-    }
-    out.push_str("-----END CERTIFICATE-----\n");
-    out
+    x509::params("SVC DEV (not NVIDIA)", cn, serial, VALIDITY, is_ca, key_usages)
 }

@@ -5,7 +5,8 @@
 use serde::Serialize;
 use shared::time::rfc3339;
 
-use super::pki::{Pki, pem};
+use super::pki::Pki;
+use super::x509::pem;
 use super::{PkiOptions, Y2025, platform};
 
 /// Status of the dev TCB level that [`super::TdReport::default`] matches.

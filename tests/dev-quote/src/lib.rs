@@ -17,6 +17,7 @@ pub mod corpus;
 mod pki;
 mod quote;
 mod sgx_extension;
+pub mod x509;
 
 pub use collateral::{CollateralOptions, TcbStatus};
 pub use quote::{QuoteVersion, TdReport};
@@ -72,7 +73,7 @@ impl DevPki {
 
     /// The root certificate, PEM.
     pub fn root_cert_pem(&self) -> String {
-        pki::pem(&self.pki.root.der)
+        x509::pem(&self.pki.root.der)
     }
 
     /// A DCAP quote for `report`, signed through the dev chain.

@@ -4,17 +4,16 @@
 
 use std::time::Duration;
 
-use base64::Engine;
 use p256::ecdsa::{Signature, SigningKey as EcKey, signature::Signer};
 use rcgen::{
-    BasicConstraints, CertificateParams, CertificateRevocationListParams, DistinguishedName, DnType, IsCa, Issuer,
-    KeyIdMethod, KeyUsagePurpose, PublicKeyData, RevocationReason, RevokedCertParams, SerialNumber, SignatureAlgorithm,
-    SigningKey,
+    BasicConstraints, CertificateParams, CertificateRevocationListParams, IsCa, Issuer, KeyIdMethod, KeyUsagePurpose,
+    PublicKeyData, RevocationReason, RevokedCertParams, SerialNumber, SignatureAlgorithm, SigningKey,
 };
 use sha2::{Digest, Sha256};
 
 use super::PkiOptions;
 use super::sgx_extension::sgx_extension;
+use super::x509::{self, certified};
 
 /// A P-256 key derived from the seed; signs with RFC 6979 (deterministic) nonces.
 pub(super) struct DevKey {
@@ -175,11 +174,6 @@ impl Pki {
     }
 }
 
-fn certified(cert: Result<rcgen::Certificate, rcgen::Error>) -> Vec<u8> {
-    // Only fixed, valid parameters reach rcgen, and DevKey never fails to sign.
-    cert.expect("dev certificate parameters are valid").der().to_vec()
-}
-
 fn params(
     cn: &str,
     serial: u8,
@@ -188,27 +182,5 @@ fn params(
     is_ca: IsCa,
     key_usages: Vec<KeyUsagePurpose>,
 ) -> CertificateParams {
-    let mut params = CertificateParams::default();
-    let mut name = DistinguishedName::new();
-    name.push(DnType::CommonName, cn);
-    name.push(DnType::OrganizationName, "SVC DEV (not Intel)");
-    params.distinguished_name = name;
-    params.serial_number = Some(SerialNumber::from_slice(&[serial]));
-    params.not_before = utc!(not_before);
-    params.not_after = utc!(not_after);
-    params.is_ca = is_ca;
-    params.key_usages = key_usages;
-    params
-}
-
-/// PEM, as Intel's chains are written (64-column base64, LF).
-pub(super) fn pem(der: &[u8]) -> String {
-    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
-    let mut out = String::from("-----BEGIN CERTIFICATE-----\n");
-    for line in b64.as_bytes().chunks(64) {
-        out.push_str(&String::from_utf8_lossy(line));
-        out.push('\n');
-    }
-    out.push_str("-----END CERTIFICATE-----\n");
-    out
+    x509::params("SVC DEV (not Intel)", cn, serial, (not_before, not_after), is_ca, key_usages)
 }

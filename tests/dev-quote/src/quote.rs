@@ -4,8 +4,9 @@
 use sha2::{Digest, Sha256};
 use shared::quote::{INTEL_QE_VENDOR_ID, TEE_TYPE_TDX};
 
-use super::pki::{Pki, pem};
+use super::pki::Pki;
 use super::platform;
+use super::x509::pem;
 
 /// Which quote layout to emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,6 +6,7 @@ use rcgen::CustomExtension;
 
 use super::pki::labelled_hash;
 use super::platform;
+use super::x509::{seq, tlv};
 
 /// The extension (OID 1.2.840.113741.1.13.1) describing the dev platform, with the
 /// configuration flags (dynamic platform, cached keys, SMT) false so strict policies pass.
@@ -26,25 +27,6 @@ pub(super) fn sgx_extension(seed: &[u8; 32]) -> CustomExtension {
         entry(&[7], seq(&[entry(&[7, 1], flag_false()), entry(&[7, 2], flag_false()), entry(&[7, 3], flag_false())])),
     ]);
     CustomExtension::from_oid_content(&[1, 2, 840, 113_741, 1, 13, 1], content)
-}
-
-fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
-    let mut out = vec![tag];
-    let len = body.len();
-    if len < 0x80 {
-        out.push(len as u8);
-    } else {
-        let bytes = len.to_be_bytes();
-        let skip = bytes.iter().take_while(|&&b| b == 0).count();
-        out.push(0x80 | (bytes.len() - skip) as u8);
-        out.extend_from_slice(&bytes[skip..]);
-    }
-    out.extend_from_slice(body);
-    out
-}
-
-fn seq(items: &[Vec<u8>]) -> Vec<u8> {
-    tlv(0x30, &items.concat())
 }
 
 /// 1.2.840.113741.1.13.1.<arcs>, every arc below 128.

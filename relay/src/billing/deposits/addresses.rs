@@ -51,10 +51,24 @@ fn parse_owner(stored: String) -> Result<Address, RelayError> {
     Address::parse(&stored).ok_or(RelayError::Internal("a stored deposit owner is not base58"))
 }
 
-/// Every (key id, owner) watched.
+/// Every (key id, owner) watched. A row that does not read as one is left out and logged: one
+/// damaged row must not stop every other key's deposits from being credited.
 pub async fn all(deposits: &Deposits) -> Result<Vec<(String, Address)>, RelayError> {
     let rows = sqlx::query("SELECT key_id, owner FROM deposit_addresses ORDER BY created_at")
         .fetch_all(deposits.store.pool())
         .await?;
-    rows.iter().map(|r| Ok((r.try_get("key_id")?, parse_owner(r.try_get("owner")?)?))).collect()
+    let read = |r: &sqlx::any::AnyRow| -> Result<(String, Address), RelayError> {
+        Ok((r.try_get("key_id")?, parse_owner(r.try_get("owner")?)?))
+    };
+    Ok(rows
+        .iter()
+        .filter_map(|r| match read(r) {
+            Ok(watched) => Some(watched),
+            Err(e) => {
+                let key_id = r.try_get::<String, _>("key_id").unwrap_or_default();
+                tracing::error!(%key_id, error = %e, "a deposit address row is unreadable: not watched");
+                None
+            }
+        })
+        .collect())
 }

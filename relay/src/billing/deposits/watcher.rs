@@ -46,7 +46,11 @@ pub async fn scan(deposits: &Deposits, chain: &RpcChain) -> Result<(), RelayErro
         let mut watched = vec![owner];
         watched.extend(accepted.iter().map(|(mint, _)| shared::swap::funding::token_account(&owner, mint)));
         for address in watched {
-            scan_address(deposits, chain, &key_id, &owner, &address, &accepted).await?;
+            // One address the chain cannot answer for now is scanned again next time; the
+            // others, and the crediting below, go on.
+            if let Err(e) = scan_address(deposits, chain, &key_id, &owner, &address, &accepted).await {
+                tracing::warn!(%key_id, %address, error = %e, "deposit scan of one address failed; the next scan retries it");
+            }
         }
     }
     finalize(deposits, chain).await?;
