@@ -44,8 +44,12 @@ cargo fmt --manifest-path tests/fuzz/Cargo.toml -- --check
 # Clippy shares nothing with the test build, so it runs beside everything else, at the lowest
 # CPU priority and in a target directory of its own (it never waits on the build's lock); the
 # suites mostly wait on the processes they start. Its verdict is read at the end.
+# A background job is a session of its own (setsid, so it can be stopped as a group), and with
+# the scheduler's autogroups a session's `nice` counts only inside it: each job also lowers its
+# whole session's priority (/proc/self/autogroup), so it takes only CPU the rest leaves idle.
 export LOGS
 setsid bash -c '
+  echo 19 >/proc/self/autogroup 2>/dev/null || true
   nice -n 19 cargo clippy --locked --workspace --all-targets --all-features --target-dir target/clippy \
     -- -D warnings >"$LOGS/lint.log" 2>&1
   echo $? >"$LOGS/lint.status"
@@ -74,6 +78,7 @@ step "building the image and the fuzz targets in the background (logs: $LOGS)"
 # Its own process group (setsid), so an early exit stops the whole build and nothing else.
 export IMAGE_TOOLS=$PWD/target/debug
 setsid bash -c '
+  echo 19 >/proc/self/autogroup 2>/dev/null || true
   nice -n 19 image/build.sh image/out >"$LOGS/image.log" 2>&1
   echo $? >"$LOGS/image.status"
   { cargo fuzz --version >/dev/null 2>&1 || nice -n 19 cargo install --locked cargo-fuzz --version 0.13.2; } \
