@@ -90,6 +90,9 @@ async fn check_log(
     let evidence = client.log_evidence(entry, choice).await.map_err(|e| e.to_string())?;
     let mut check = evidence.check(entry, trust.key()).map_err(|e| trust.explain(e))?;
     trust.keep(&check);
+    if chain.is_some() && evidence.anchored.is_none() {
+        eprintln!("chain:    no anchor has landed yet: the log is not checked on the chain");
+    }
     if let (Some(chain), Some((anchor, _))) = (chain, &evidence.anchored) {
         let key = shared::tlog::hash::parse_hex(&check.log_key).ok_or("the log key is not hex")?;
         let landed =

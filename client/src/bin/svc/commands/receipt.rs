@@ -56,6 +56,9 @@ pub async fn run(ctx: Context, args: Args) -> Result<Exit, Failure> {
             eprintln!("{line}");
         }
         ledger_key = shared::tlog::hash::parse_hex(&check.log_key);
+        if chain.is_some() && evidence.anchored.is_none() {
+            eprintln!("chain:    no anchor has landed yet: the log is not checked on the chain");
+        }
         if let (Some(chain), Some(key), Some((anchor, _))) = (&chain, &ledger_key, &evidence.anchored) {
             let signature = client::onchain::check_anchor(chain, anchor, key).await.map_err(onchain)?;
             eprintln!("chain:    anchor memo landed in {signature}, signed by the log key");

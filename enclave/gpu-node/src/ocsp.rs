@@ -9,14 +9,17 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use der::asn1::{Null, ObjectIdentifier, OctetString};
+use der::{Encode, Sequence};
 use sha2::{Digest, Sha256, Sha384};
 use x509_cert::Certificate;
-use x509_cert::der::Encode;
+use x509_cert::serial_number::SerialNumber;
+use x509_cert::spki::AlgorithmIdentifierOwned;
 
 /// NVIDIA's OCSP responder for the device identity chain (nvtrust, attestation-sdk).
 pub const NVIDIA_OCSP_URL: &str = "https://ocsp.ndis.nvidia.com/";
-/// id-sha384 (2.16.840.1.101.3.4.2.2), the hash NVIDIA's responder names certificates by.
-const SHA384_OID: [u8; 9] = [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x02];
+/// id-sha384, the hash NVIDIA's responder names certificates by.
+const ID_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.2");
 /// Largest answer taken: NVIDIA's are about 1 KiB with the responder certificate.
 const MAX_ANSWER: usize = 16 * 1024;
 
@@ -103,41 +106,47 @@ impl Stapler {
 /// The DER `OCSPRequest` for `cert`, issued by `issuer`: one request, no nonce (answers are
 /// stapled and reused, so a nonce would only stop the responder's caching).
 pub fn request(cert: &Certificate, issuer: &Certificate) -> Result<Vec<u8>, String> {
-    let request = seq(&[cert_id(cert, issuer)?]);
-    let tbs_request = seq(&[seq(&[request])]);
-    Ok(seq(&[tbs_request]))
+    let request =
+        OcspRequest { tbs_request: TbsRequest { request_list: vec![Request { req_cert: cert_id(cert, issuer)? }] } };
+    request.to_der().map_err(|e| e.to_string())
 }
 
 /// `CertID` as NVIDIA's responder writes it: SHA-384 (with NULL parameters) of the issuer's
 /// name and of its public key's bits, and the serial.
-pub fn cert_id(cert: &Certificate, issuer: &Certificate) -> Result<Vec<u8>, String> {
+pub fn cert_id(cert: &Certificate, issuer: &Certificate) -> Result<CertId, String> {
     let name = issuer.tbs_certificate().subject().to_der().map_err(|e| e.to_string())?;
     let key = issuer.tbs_certificate().subject_public_key_info().subject_public_key.raw_bytes();
-    let serial = cert.tbs_certificate().serial_number().as_bytes();
-    Ok(seq(&[
-        seq(&[tlv(0x06, &SHA384_OID), tlv(0x05, &[])]),
-        tlv(0x04, &Sha384::digest(name)),
-        tlv(0x04, &Sha384::digest(key)),
-        tlv(0x02, serial),
-    ]))
+    let octets = |bytes: &[u8]| OctetString::new(bytes).map_err(|e| e.to_string());
+    Ok(CertId {
+        hash_algorithm: AlgorithmIdentifierOwned { oid: ID_SHA384, parameters: Some(Null.into()) },
+        issuer_name_hash: octets(&Sha384::digest(name))?,
+        issuer_key_hash: octets(&Sha384::digest(key))?,
+        serial_number: cert.tbs_certificate().serial_number().clone(),
+    })
 }
 
-fn seq(parts: &[Vec<u8>]) -> Vec<u8> {
-    tlv(0x30, &parts.concat())
+// RFC 6960 §4.1.1, the parts a request without signature, extensions or requestor has.
+#[derive(Debug, Sequence)]
+struct OcspRequest {
+    tbs_request: TbsRequest,
 }
 
-fn tlv(tag: u8, value: &[u8]) -> Vec<u8> {
-    let mut out = vec![tag];
-    let len = value.len();
-    if len < 0x80 {
-        out.push(len as u8);
-    } else {
-        let bytes: Vec<u8> = len.to_be_bytes().into_iter().skip_while(|b| *b == 0).collect();
-        out.push(0x80 | bytes.len() as u8);
-        out.extend(bytes);
-    }
-    out.extend_from_slice(value);
-    out
+#[derive(Debug, Sequence)]
+struct TbsRequest {
+    request_list: Vec<Request>,
+}
+
+#[derive(Debug, Sequence)]
+struct Request {
+    req_cert: CertId,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Sequence)]
+pub struct CertId {
+    hash_algorithm: AlgorithmIdentifierOwned,
+    issuer_name_hash: OctetString,
+    issuer_key_hash: OctetString,
+    serial_number: SerialNumber,
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@ const TDX_SEED: [u8; 32] = [0x21; 32];
 const GPU_SEED: [u8; 32] = [0x22; 32];
 const TEMPLATE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/test-vectors/nvidia-gpu-samples/go-nvattest-tools/test_raw_gpu_attestation_report.dat"
+    "/../../../shared/test-vectors/nvidia-gpu-samples/go-nvattest-tools/test_raw_gpu_attestation_report.dat"
 );
-const MEASUREMENTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../measurements/dev.json");
+const MEASUREMENTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../measurements/dev.json");
 
 fn image() -> Measurements {
     Measurements::from_json(&std::fs::read_to_string(MEASUREMENTS).unwrap()).unwrap()

@@ -1,8 +1,8 @@
 use super::*;
-use x509_cert::der::Decode;
+use x509_cert::der::{Decode, Encode, Tagged};
 
 const SAMPLES: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/test-vectors/nvidia-gpu-samples/go-nvattest-tools");
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/test-vectors/nvidia-gpu-samples/go-nvattest-tools");
 
 fn real_chain() -> Vec<Certificate> {
     let pem = std::fs::read(format!("{SAMPLES}/test_gpu_attestation_certificate_chain.dat")).unwrap();
@@ -35,7 +35,7 @@ fn we_ask_for_the_certificates_nvidias_real_answers_name() {
     let answers = real_answers();
     let mut answered = Vec::new();
     for pair in chain[1..].windows(2) {
-        let id = cert_id(&pair[0], &pair[1]).unwrap();
+        let id = cert_id(&pair[0], &pair[1]).unwrap().to_der().unwrap();
         let matching: Vec<usize> = (0..answers.len()).filter(|&i| contains(&answers[i], &id)).collect();
         assert_eq!(matching.len(), 1, "one real answer names {}", hex::encode(&id));
         answered.push(matching[0]);
@@ -43,33 +43,28 @@ fn we_ask_for_the_certificates_nvidias_real_answers_name() {
     answered.sort();
     assert_eq!(answered, [0, 1, 2]);
     // The leaf's id (issued by the BROM) is in none: NVIDIA does not serve the leaf.
-    let leaf = cert_id(&chain[0], &chain[1]).unwrap();
+    let leaf = cert_id(&chain[0], &chain[1]).unwrap().to_der().unwrap();
     assert!(answers.iter().all(|a| !contains(a, &leaf)));
 }
 
 #[test]
 fn a_request_is_one_der_request_for_one_certificate() {
     let chain = real_chain();
-    let id = cert_id(&chain[1], &chain[2]).unwrap();
+    let id = cert_id(&chain[1], &chain[2]).unwrap().to_der().unwrap();
     let request = request(&chain[1], &chain[2]).unwrap();
-    // SEQUENCE { SEQUENCE { SEQUENCE { SEQUENCE { CertID } } } }, lengths nested exactly.
-    let mut inner = id.clone();
+    // SEQUENCE { SEQUENCE { SEQUENCE { SEQUENCE { CertID } } } }: each wrapper is one element
+    // with nothing after it, holding the next.
+    let mut rest = request.clone();
     for _ in 0..4 {
-        inner = seq(&[inner]);
+        let any = x509_cert::der::asn1::Any::from_der(&rest).unwrap();
+        assert_eq!(any.tag(), x509_cert::der::Tag::Sequence);
+        assert_eq!(any.to_der().unwrap(), rest, "one element, nothing after it");
+        rest = any.value().to_vec();
     }
-    assert_eq!(request, inner);
-    let any = x509_cert::der::asn1::Any::from_der(&request).unwrap();
-    assert_eq!(any.to_der().unwrap(), request, "DER that decodes and re-encodes to itself");
+    assert_eq!(rest, id);
     // sha384 with NULL parameters, two 48-byte hashes, the serial.
     assert_eq!(&id[2..17], &[0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x02, 0x05, 0x00]);
     assert_eq!((id[17], id[18]), (0x04, 48));
-}
-
-#[test]
-fn lengths_past_127_take_the_long_form() {
-    assert_eq!(tlv(0x04, &[7; 200])[..3], [0x04, 0x81, 200]);
-    assert_eq!(tlv(0x04, &[7; 300])[..4], [0x04, 0x82, 0x01, 0x2c]);
-    assert_eq!(tlv(0x04, &[7; 127])[..2], [0x04, 127]);
 }
 
 fn chain_pem() -> String {
