@@ -56,6 +56,10 @@ use owner::Nonces;
 /// Blocks a signed transaction stays valid (Solana's MAX_PROCESSING_AGE) and one more.
 pub const DEFAULT_QUIET_BLOCKS: u64 = 151;
 
+/// Reads of a book that looks short while payouts are open, and the pause between them.
+const RECONCILE_READS: u32 = 4;
+const RECONCILE_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// What a step works with. `now` is the enclave's clock, never behind the bundle's `issuedAt`
 /// (the host sets the clock).
 pub struct Env<'a> {
@@ -243,17 +247,33 @@ impl Funds {
     }
 
     /// What the pool's token account holds, and the book without the orders that balance
-    /// already paid: the balance is read first, at a slot; an order is closed only when its
-    /// payout is confirmed at or before that slot, so it left the balance read. A payout that
-    /// lands after the read stays owed, and the balance read still holds it: the two always
-    /// describe the same moment.
+    /// already paid. The payouts' statuses are read first, then the balance at a slot; an order
+    /// is closed only when its payout was confirmed by the first read, at or before that slot.
+    /// So a closed order's tokens have left the balance read, both on a node that answers in
+    /// order and on one whose balance lags (its slot is older); a payout that lands between
+    /// the reads stays owed. Closing an order whose tokens are still counted would let the
+    /// book owe less than the pool must pay.
+    ///
+    /// The other way, a payout landing between the reads leaves the book short by it while it
+    /// is still open, a shortfall that is not there: a book that reads short while orders are
+    /// open is read again, a few times. Every read alone is sound, so reading again is too.
     async fn reconcile(&self, env: &Env<'_>, pool: &Pool, book: &mut Book) -> Result<u64, FundsError> {
         let mint = Address::parse(&book.mint).ok_or_else(sealed)?;
-        let (held, slot) = env.swaps.chain().token_balance_at(&ata(&pool.address, &mint)).await.map_err(chain_error)?;
-        let landed = payout::landed_orders(env, book, slot).await?;
-        book.landed(&landed, env.now);
-        book.prune(slot);
-        Ok(held.unwrap_or(0))
+        let mut read = 1;
+        loop {
+            let confirmed = payout::confirmed_payouts(env, book).await?;
+            let (held, slot) =
+                env.swaps.chain().token_balance_at(&ata(&pool.address, &mint)).await.map_err(chain_error)?;
+            let landed: Vec<String> = confirmed.into_iter().filter(|(_, at)| *at <= slot).map(|(id, _)| id).collect();
+            book.landed(&landed, env.now);
+            book.prune(slot);
+            let held = held.unwrap_or(0);
+            if book.solvent(held).is_ok() || book.open_orders.is_empty() || read == RECONCILE_READS {
+                return Ok(held);
+            }
+            read += 1;
+            tokio::time::sleep(RECONCILE_PAUSE).await;
+        }
     }
 
     /// Nothing is signed until `quiet_blocks` after this boot first wanted to sign: by then

@@ -253,22 +253,19 @@ async fn order_paid(
 /// Pages of 1,000 signatures `order_paid` reads at most.
 const ORDER_HISTORY_PAGES: usize = 20;
 
-/// The open orders whose payout is confirmed at or before `slot` (one batched status read).
-pub async fn landed_orders(env: &Env<'_>, book: &Book, slot: u64) -> Result<Vec<String>, FundsError> {
+/// The open orders whose payout is confirmed, with the slot it landed in (one batched status
+/// read).
+pub async fn confirmed_payouts(env: &Env<'_>, book: &Book) -> Result<Vec<(String, u64)>, FundsError> {
     if book.open_orders.is_empty() {
         return Ok(Vec::new());
     }
     let ids: Vec<String> = book.open_orders.keys().take(256).cloned().collect();
     let signatures: Vec<String> = ids.iter().map(|id| book.open_orders[id].payout_signature.clone()).collect();
     let statuses = env.swaps.chain().signature_statuses(&signatures).await.map_err(chain_error)?;
-    let landed = |s: &Option<chain::SignatureStatus>| {
-        s.as_ref().is_some_and(|s| {
-            s.err.is_none()
-                && s.slot <= slot
-                && s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed)
-        })
+    let landed = |s: &chain::SignatureStatus| {
+        s.err.is_none() && s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed)
     };
-    Ok(ids.into_iter().zip(statuses).filter(|(_, s)| landed(s)).map(|(id, _)| id).collect())
+    Ok(ids.into_iter().zip(statuses).filter_map(|(id, s)| s.filter(landed).map(|s| (id, s.slot))).collect())
 }
 
 /// What a finalized pool transaction moved from `from`'s token account into the pool's, as the
