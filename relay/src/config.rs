@@ -72,7 +72,7 @@ pub struct RelayConfig {
     /// Requests per minute per key and per address (docs/billing.md).
     pub rate_limits: crate::billing::rate_limit::RateLimitConfig,
     /// The Agent Privacy API (`/agents/v1`, docs/swaps.md).
-    pub agents: crate::swaps::AgentsConfig,
+    pub agents: crate::agents::AgentsConfig,
     /// How the service names itself in the card and the documents (docs/discovery.md).
     pub discovery: crate::discovery::DiscoveryConfig,
     /// Deposits from the chain (docs/billing.md "Deposits").

@@ -6,12 +6,15 @@
 //! One folder per subsystem (DESIGN.md §3), each with its own `routes()`: `private/` (the one
 //! ciphertext pipeline), `accounts/`, `billing/`, `x402/`, `receipts/` (with `receipts/log/`, the
 //! transparency log), `plain_agent/` (the one plaintext path), `enclaves/`, `discovery/`,
-//! `swaps/`, `wallets/`, `mcp/`, `metrics/` (`GET /metrics`); `http/` is the plumbing they share
-//! (serving, bodies, the caller's address, the one error enum); `state` and `router` tie them.
+//! `agents/` (what the Agent Privacy API's two modes share: its configuration, chain and router
+//! clients, and session records), `swaps/` and `wallets/` (the two modes), `mcp/`, `metrics/`
+//! (`GET /metrics`); `http/` is the plumbing they share (serving, bodies, the caller's address,
+//! the one error enum); `state` and `router` tie them, and `worker` advances every session.
 
 pub mod accounts;
 pub mod admin;
 pub mod agent_route;
+pub mod agents;
 pub mod billing;
 pub mod config;
 pub mod currency;
@@ -33,6 +36,7 @@ pub mod store;
 pub mod swaps;
 pub mod wallets;
 pub mod web;
+pub mod worker;
 pub mod x402;
 
 /// Unix seconds now (the relay's own clock; receipts carry the enclave's).

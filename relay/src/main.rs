@@ -87,7 +87,7 @@ async fn run() -> Result<(), String> {
     );
     enclaves.refresh().await;
     enclaves.keep_fresh(Duration::from_secs(config.enclave_refresh_secs.max(1)));
-    relay::swaps::start(&state);
+    relay::worker::start(&state);
     relay::billing::deposits::start(&state.deposits);
     relay::x402::start_reconciler(state.x402.clone(), state.store.clone());
     let abandon_after = config.abandoned_usage_secs.unwrap_or(config.enclave_timeout_secs + 60);

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use ed25519_dalek::SigningKey;
 
 use crate::accounts::ApiKeys;
+use crate::agents::Agents;
 use crate::billing::rate_limit::RateLimiter;
 use crate::config::RelayConfig;
 use crate::enclaves::EnclavePool;
 use crate::plain_agent::PlainAgent;
 use crate::receipts::Receipts;
 use crate::store::Store;
-use crate::swaps::Agents;
 use crate::x402::X402;
 
 pub struct AppState {
@@ -38,6 +38,8 @@ pub struct AppState {
     pub rate_limiter: RateLimiter,
     /// The Agent Privacy API, when a chain and a router are configured.
     pub agents: Option<Agents>,
+    /// Managed wallets' webhooks, book lock and witness queue (used only with `agents`).
+    pub wallets: crate::wallets::Wallets,
     pub discovery: crate::discovery::DiscoveryConfig,
     /// Deposits from the chain, when configured.
     pub deposits: Arc<crate::billing::deposits::Deposits>,
@@ -122,6 +124,7 @@ impl AppState {
             x402: Arc::new(X402::new(&config.x402).map_err(|e| e.to_string())?),
             rate_limiter: RateLimiter::new(config.rate_limits),
             agents: Agents::from_config(&config.agents)?,
+            wallets: crate::wallets::Wallets::new(&config.agents.wallets),
             discovery: config.discovery.clone(),
             openapi: crate::discovery::openapi::Documents::new(&config.public_url()),
             metrics: Default::default(),

@@ -3,6 +3,10 @@
 //! transaction before anything sends it; sending it again is harmless (same bytes), so a relay
 //! killed at any point resends or rebuilds when it, or another relay, takes the session again.
 //!
+//! Every mode's sessions are advanced here: a one-shot swap's steps are in this file, a managed
+//! wallet's credit and shield steps in `wallets/`. This module sits above `swaps/` and
+//! `wallets/`; they share only `agents/` below them.
+//!
 //! A signed transaction is abandoned only when the chain says it cannot land: it failed on
 //! chain, or its blockhash expired unseen. Until then it is resent, never replaced, so a
 //! session never has two live transactions.
@@ -13,16 +17,16 @@ use chain::{Chain, ChainError, Commitment, Confirmation};
 use shared::swap::{StepAnswer, StepRequest};
 use shared::wire::codes;
 
-use super::sessions::{self, Pending, Session, state};
-use super::{Agents, enclave};
+use crate::agents::Agents;
+use crate::agents::sessions::{self, Pending, Session, state};
+use crate::agents::step::{MAX_BACKOFF_SECS, Next, backoff, fail_to, refusal, refused_credit};
 use crate::http::error::RelayError;
 use crate::state::App;
+use crate::swaps::enclave;
 use crate::wallets::shield;
 
 /// How often an idle worker looks for work (a funded session wakes one at once).
 const IDLE_POLL: Duration = Duration::from_millis(250);
-/// Longest wait before a retry.
-const MAX_BACKOFF_SECS: i64 = 30;
 /// Wait after an outage (the enclave, the chain or the database did not answer). Outages do
 /// not count as attempts: only refusals and failed transactions lead to a refund.
 const OUTAGE_RETRY_SECS: i64 = 2;
@@ -36,10 +40,14 @@ mod kind {
     pub const FUND: &str = crate::wallets::private::KIND_FUND;
 }
 
-/// Wakes one idle worker (a session just became workable).
-pub fn wake(app: &App) {
+/// Starts the session workers, and the managed wallets' workers, of a relay with the Agent
+/// Privacy API configured.
+pub fn start(app: &App) {
     if let Some(agents) = &app.agents {
-        agents.wake.notify_one();
+        for _ in 0..agents.config.workers.max(1) {
+            tokio::spawn(run(app.clone()));
+        }
+        crate::wallets::start(app);
     }
 }
 
@@ -60,13 +68,6 @@ pub async fn run(app: App) {
             _ = tokio::time::sleep(IDLE_POLL) => {}
         }
     }
-}
-
-/// When a session is to be taken again.
-pub(crate) enum Next {
-    Now,
-    /// After this many seconds.
-    Later(i64),
 }
 
 async fn advance(app: &App, agents: &Agents, mut s: Session) {
@@ -131,10 +132,6 @@ async fn save_announced(
     .await
 }
 
-fn backoff(attempts: i64) -> i64 {
-    (1i64 << attempts.clamp(0, 5)).min(MAX_BACKOFF_SECS)
-}
-
 async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
     if s.pending.is_some() {
         return land(agents, s).await;
@@ -164,14 +161,6 @@ async fn ask(app: &App, s: &Session, request: impl FnOnce(String) -> StepRequest
     enclave::step(&app.enclaves, &request(object.blob)).await
 }
 
-/// The code of an enclave refusal, if that is what `e` is.
-fn refusal(e: &RelayError) -> Option<&'static str> {
-    match e {
-        RelayError::Enclave { code, .. } => Some(code),
-        _ => None,
-    }
-}
-
 /// Records a transaction the enclave signed, to be sent by the next step.
 fn record(s: &mut Session, kind: &str, answer: StepAnswer) -> Result<(), RelayError> {
     let (Some(transaction), Some(signature), Some(height)) =
@@ -187,23 +176,6 @@ fn record(s: &mut Session, kind: &str, answer: StepAnswer) -> Result<(), RelayEr
     }
     s.pending = Some(Pending { kind: kind.into(), transaction, signature, last_valid_block_height: height as i64 });
     Ok(())
-}
-
-/// A credit the enclave refused for good (`nothing_to_do`: not this wallet's deposit into the
-/// pool, or landed before the book's horizon) ends its session, its reason kept, instead of
-/// being retried for ever; any other error is retried.
-pub(crate) fn refused_credit(s: &mut Session, e: RelayError) -> Result<Next, RelayError> {
-    match refusal(&e) {
-        Some(codes::NOTHING_TO_DO) => Ok(fail_to(s, state::FAILED, "credit_refused")),
-        _ => Err(e),
-    }
-}
-
-fn fail_to(s: &mut Session, next: &str, reason: &str) -> Next {
-    s.state = next.into();
-    s.reason = Some(reason.into());
-    s.attempts = 0;
-    Next::Now
 }
 
 /// An unfunded session past its expiry. Once the funding handed out can no longer land, a

@@ -5,9 +5,9 @@
 
 mod common;
 
+use relay::agents::sessions::{self, FundingRefused, Pending, Session, state};
 use relay::receipts::CommitLog;
 use relay::store::Store;
-use relay::swaps::sessions::{self, FundingRefused, Pending, Session, state};
 
 fn session(id: &str, expires_at: i64) -> Session {
     Session {

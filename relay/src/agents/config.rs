@@ -48,7 +48,7 @@ pub struct AgentsConfig {
     /// Explorer link of a chain transaction; `{signature}` is replaced.
     pub explorer_tx_url: String,
     /// Managed wallets: webhook destinations and retries.
-    pub wallets: crate::wallets::WalletsConfig,
+    pub wallets: super::WalletsConfig,
 }
 
 /// One mint the swap API accepts.

@@ -1,6 +1,7 @@
-//! Swap sessions as stored: one row per session, the state machine's position and every
-//! transaction it recorded (docs/swaps.md). A worker takes a session under a lease, so relays
-//! sharing a database never work on one session at once.
+//! Sessions as stored, of every mode (a one-shot swap; a wallet's swap, encrypt or shield):
+//! one row per session, the state machine's position and every transaction it recorded
+//! (docs/swaps.md). A worker takes a session under a lease, so relays sharing a database never
+//! work on one session at once.
 
 use std::sync::LazyLock;
 

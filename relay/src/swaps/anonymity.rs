@@ -14,7 +14,7 @@ use shared::wire::codes;
 
 use super::buckets;
 use super::params::Fields;
-use super::sessions;
+use crate::agents::sessions;
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
@@ -69,7 +69,7 @@ pub async fn handle(
 ) -> Result<Json<AnonymitySet>, RelayError> {
     let fields = Fields::from_query(query);
     fields.require(&["mint"])?;
-    let agents = super::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let mint = fields.mint("mint")?;
     let config = agents.mint("mint", &mint)?;
     let window_hours = match fields.get("windowHours") {

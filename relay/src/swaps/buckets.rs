@@ -1,7 +1,7 @@
 //! Denomination buckets: an amount equal to a standard denomination hides among every other
 //! funding of that denomination; any other amount is unique and links payer and destination.
 
-use super::config::MintConfig;
+use crate::agents::MintConfig;
 
 /// Where an amount stands among its mint's buckets.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -23,8 +23,9 @@ use shared::wire::codes;
 
 use super::params::{self, Fields, FromFields};
 use super::quote::{self, Pair};
-use super::sessions::{self, FundingRefused, Session, state};
-use super::{Agents, buckets, enclave};
+use super::{buckets, enclave};
+use crate::agents::Agents;
+use crate::agents::sessions::{self, FundingRefused, Session, state};
 use crate::billing::metering::{Bill, paid};
 use crate::http::body;
 use crate::http::error::{ErrorBody, RelayError};
@@ -131,7 +132,7 @@ pub async fn start(State(app): State<App>, headers: HeaderMap, body: Body) -> Re
 
 async fn start_session(app: &App, headers: &HeaderMap, body: Body) -> Result<Response, RelayError> {
     let asked: OneshotBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
-    let agents = super::agents(app)?;
+    let agents = crate::agents::agents(app)?;
     let pair = Pair::check(agents, asked.from_mint, asked.to_mint, asked.amount, asked.slippage_bps)?;
     let (payer, destination) = (asked.payer_pubkey, asked.destination_pubkey);
     if destination == payer {
@@ -169,7 +170,7 @@ async fn open(
     payer: shared::address::Address,
     destination: shared::address::Address,
 ) -> Result<OneshotStart, RelayError> {
-    let agents = super::agents(app)?;
+    let agents = crate::agents::agents(app)?;
     let quoted = quote::router_quote(agents, pair).await?;
     let expected_out = quote::less_bps(quoted.out_amount, agents.config.spread_bps);
     let min_out = quote::less_bps(expected_out, pair.slippage_bps);
@@ -277,7 +278,7 @@ pub async fn execute(State(app): State<App>, Path(id): Path<String>, body: Body)
 
 async fn execute_session(app: &App, id: &str, body: Body) -> Result<Running, RelayError> {
     let asked: ExecuteBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
-    let agents = super::agents(app)?;
+    let agents = crate::agents::agents(app)?;
     let id = params::session_id(id)?;
     let signature = asked.funding_tx_sig;
     let running =
@@ -316,7 +317,7 @@ async fn execute_session(app: &App, id: &str, body: Body) -> Result<Running, Rel
         Ok(_) => {
             tracing::info!(session = %id, next, "swap session funded");
             crate::failpoint::hit("swap:funding:recorded");
-            super::worker::wake(app);
+            crate::agents::wake(app);
             Ok(running)
         }
         Err(FundingRefused::AlreadyUsed) => Err(funding_used()),

@@ -15,7 +15,7 @@ use shared::wire::codes;
 
 use super::buckets::{self, Bucketing};
 use super::params::Fields;
-use super::{Agents, agents};
+use crate::agents::{Agents, agents};
 use crate::billing::metering::{Bill, Payer, Price, paid};
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
@@ -172,7 +172,7 @@ async fn quote(app: &App, headers: &HeaderMap, fields: Fields) -> Result<Respons
         model: String::new(),
     };
     let done = paid(app, bill, move |app| async move {
-        let agents = super::agents(&app)?;
+        let agents = crate::agents::agents(&app)?;
         let quote = router_quote(agents, &pair).await?;
         Ok((answer(agents, &pair, &quote), shared::wire::Usage::default()))
     })

@@ -12,7 +12,7 @@ use serde::Serialize;
 use shared::swap::SwapReceipt;
 
 use super::params;
-use super::sessions::{self, Session, state};
+use crate::agents::sessions::{self, Session, state};
 use crate::http::error::{ErrorBody, RelayError};
 use crate::state::App;
 
@@ -82,7 +82,7 @@ impl From<&Session> for SessionView {
 
 async fn load(app: &App, id: &str) -> Result<Session, RelayError> {
     let id = params::session_id(id)?;
-    super::agents(app)?;
+    crate::agents::agents(app)?;
     sessions::get(&app.store, &id).await?.ok_or(RelayError::NotFound("no such session"))
 }
 
@@ -146,7 +146,7 @@ pub async fn attestation(State(app): State<App>, Path(id): Path<String>) -> Resu
     };
     let receipt: SwapReceipt =
         serde_json::from_str(json).map_err(|_| RelayError::Internal("a stored JSON value does not parse"))?;
-    let agents = super::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let link = |signature: &str| agents.config.explorer_tx_url.replace("{signature}", signature);
     Ok(Json(AttestationView {
         session_id: s.id.clone(),

@@ -10,7 +10,6 @@
 
 pub mod backend;
 pub mod bodies;
-pub mod config;
 pub mod fund;
 pub mod private;
 pub mod records;
@@ -24,10 +23,34 @@ pub mod witness;
 use axum::Router;
 use axum::routing::{get, post};
 
+use crate::agents::WalletsConfig;
 use crate::state::App;
 
-pub use config::WalletsConfig;
 pub use webhooks::Webhooks;
+
+/// The managed wallets' own state (their configuration is `agents.wallets`).
+pub struct Wallets {
+    /// The webhook sender and its configuration.
+    pub webhooks: Webhooks,
+    /// Serializes this relay's updates of the privacy books (`backend`).
+    pub books: tokio::sync::Mutex<()>,
+    /// The freshness witness's messages (`witness`).
+    pub witness: witness::WitnessQueue,
+}
+
+impl Wallets {
+    pub fn new(config: &WalletsConfig) -> Self {
+        Wallets { webhooks: Webhooks::new(config), books: tokio::sync::Mutex::new(()), witness: Default::default() }
+    }
+}
+
+/// Starts the webhook sender, the payout worker and the book steps' recovery (`worker::start`
+/// calls it when the Agent Privacy API is configured).
+pub fn start(app: &App) {
+    tokio::spawn(webhooks::run(app.clone()));
+    tokio::spawn(private::run_payouts(app.clone()));
+    tokio::spawn(private::run_book_steps(app.clone()));
+}
 
 /// Every wallet route (merged into the relay's table by `router.rs`).
 pub fn routes() -> Router<App> {

@@ -19,11 +19,11 @@ use sqlx::Row;
 
 use super::backend::{EnclavePoolBackend, PrivacyBackend, SignedTx, Withdrawal};
 use super::records::{self, Wallet};
+use crate::agents::sessions::{self, Pending, Session, state};
+use crate::agents::{Agents, agents};
 use crate::http::error::RelayError;
 use crate::state::App;
 use crate::store::StoreError;
-use crate::swaps::sessions::{self, Pending, Session, state};
-use crate::swaps::{Agents, agents};
 
 pub const MODE_ENCRYPT: &str = "encrypt";
 pub const KIND_ENCRYPT: &str = "encrypt";
@@ -36,8 +36,8 @@ pub fn backend<'a>(app: &'a App, agents: &'a Agents) -> EnclavePoolBackend<'a> {
     EnclavePoolBackend {
         store: &app.store,
         enclaves: &app.enclaves,
-        books_lock: &agents.books,
-        witness: Some(&agents.witness),
+        books_lock: &app.wallets.books,
+        witness: Some(&app.wallets.witness),
         witness_wait: Duration::from_secs(agents.config.wallets.witness_wait_secs),
     }
 }
@@ -267,7 +267,7 @@ pub async fn credit(app: &App, s: &mut Session) -> Result<(), RelayError> {
     s.actual_out = Some(s.amount.clone());
     s.state = state::SETTLED.into();
     s.reason = None;
-    agents.wallets.wake.notify_one();
+    app.wallets.webhooks.wake.notify_one();
     Ok(())
 }
 
@@ -281,7 +281,7 @@ pub async fn withdraw(
 ) -> Result<(Withdrawal, bool), RelayError> {
     let agents = agents(app)?;
     let withdrawal = backend(app, agents).withdraw(wallet, request, kept).await?;
-    agents.wallets.wake.notify_one();
+    app.wallets.webhooks.wake.notify_one();
     crate::failpoint::hit("privacy:withdraw:recorded");
     let wait = Duration::from_secs(agents.config.timeout_secs.max(1));
     let order = &withdrawal.order;
@@ -360,7 +360,7 @@ pub async fn run_book_steps(app: App) {
         if let Err(e) = backend(&app, agents).recover().await {
             tracing::warn!(error = %e, "could not look at stored book steps");
         }
-        let _ = tokio::time::timeout(STEPS_POLL, agents.witness.answered.notified()).await;
+        let _ = tokio::time::timeout(STEPS_POLL, app.wallets.witness.answered.notified()).await;
     }
 }
 

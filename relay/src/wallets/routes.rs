@@ -146,9 +146,9 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<WalletCreated>), RelayError> {
     let key_id = caller.key_id;
     let asked: CreateWalletBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
-    let agents = crate::swaps::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let owner_pubkey = asked.owner_pubkey.map(|owner| owner.to_string());
-    let webhook_url = agents.wallets.check_url(&asked.webhook_url).await?;
+    let webhook_url = app.wallets.webhooks.check_url(&asked.webhook_url).await?;
     let wallet_id = crate::ids::new_uuid();
     // The enclave seals the key with the wallet id and owner: it checks owner signatures
     // against what it sealed, never against what a relay says.
@@ -181,7 +181,7 @@ pub async fn create(
                       "ownerPubkey": owner_pubkey});
     records::insert(&app.store, &wallet, Operation { kind: "created", event_type: "wallet.created", data }, now_ms())
         .await?;
-    agents.wallets.wake.notify_one();
+    app.wallets.webhooks.wake.notify_one();
     tracing::info!(wallet = %wallet.id, "managed wallet created");
     Ok((
         StatusCode::CREATED,
@@ -230,7 +230,7 @@ pub async fn fund_intent(
     body: Body,
 ) -> Result<Json<WalletFundIntent>, RelayError> {
     let asked: FundIntentBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
-    let agents = crate::swaps::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let FundIntentBody { mint, amount, payer_pubkey: payer } = asked;
     let decimals = agents.mint("mint", &mint)?.decimals;
     let to = wallet.address;
@@ -248,7 +248,7 @@ pub async fn fund_intent(
         now_ms(),
     )
     .await?;
-    agents.wallets.wake.notify_one();
+    app.wallets.webhooks.wake.notify_one();
     Ok(Json(WalletFundIntent {
         tx: shared::b64::encode(tx.serialize()),
         mint: mint.to_string(),
@@ -273,7 +273,7 @@ pub async fn balance(
 ) -> Result<Json<WalletBalances>, RelayError> {
     let fields = Fields::from_query(query);
     fields.require(&["mints"])?;
-    let agents = crate::swaps::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let mints = fields
         .get("mints")
         .unwrap_or_default()
@@ -426,7 +426,7 @@ pub async fn encrypt(
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::swaps::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let EncryptBody { mint, amount } = Fields::parse(&bytes)?;
     agents.mint("mint", &mint)?;
     let auth = owner_auth(&headers)?;
@@ -468,7 +468,7 @@ pub async fn swap(
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
     let who = caller;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::swaps::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let asked: ManagedSwapBody = Fields::parse(&bytes)?;
     let pair = Pair::check(agents, asked.from_mint, asked.to_mint, asked.amount, asked.slippage_bps)?;
     if asked.destination_pubkey == wallet.address {
@@ -517,7 +517,7 @@ pub async fn shield(
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
     let key_id = caller.key_id;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::swaps::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let ShieldBody { mint, amount, destination_pubkey } = Fields::parse(&bytes)?;
     let buckets = &agents.mint("mint", &mint)?.buckets;
     if !buckets.contains(&amount) {
@@ -563,7 +563,7 @@ pub async fn withdraw(
 ) -> Result<Json<WalletWithdrawn>, RelayError> {
     let key_id = caller.key_id;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::swaps::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let asked: WithdrawBody = Fields::parse(&bytes)?;
     agents.mint("mint", &asked.mint)?;
     let auth = owner_auth(&headers)?;
@@ -601,7 +601,7 @@ pub async fn reserves(
 ) -> Result<Json<shared::privacy::ReservesStatement>, RelayError> {
     let fields = Fields::from_query(query);
     fields.require(&["mint"])?;
-    let agents = crate::swaps::agents(&app)?;
+    let agents = crate::agents::agents(&app)?;
     let mint = fields.mint("mint")?;
     agents.mint("mint", &mint)?;
     let backend = super::private::backend(&app, agents);
@@ -611,7 +611,7 @@ pub async fn reserves(
 /// The pool pays the SOL of swaps, shields and withdrawals: an account starts at most
 /// `agents.wallets.dailyPoolOperations` of them in 24 hours (retries of a started one are not
 /// counted: they are answered before this).
-async fn within_pool_allowance(app: &App, agents: &crate::swaps::Agents, key_id: &str) -> Result<(), RelayError> {
+async fn within_pool_allowance(app: &App, agents: &crate::agents::Agents, key_id: &str) -> Result<(), RelayError> {
     const DAY_MS: i64 = 86_400_000;
     let now = super::now_ms();
     let (started, oldest) = super::records::pool_paid_since(&app.store, key_id, now - DAY_MS).await?;

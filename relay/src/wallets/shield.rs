@@ -18,12 +18,12 @@ use sqlx::Row;
 
 use super::backend::PrivacyBackend;
 use super::records::{Operation, Wallet};
+use crate::agents::sessions::{Pending, Session, state};
+use crate::agents::step::Next;
+use crate::agents::{Agents, agents};
 use crate::http::error::RelayError;
 use crate::state::App;
 use crate::store::StoreError;
-use crate::swaps::sessions::{Pending, Session, state};
-use crate::swaps::worker::Next;
-use crate::swaps::{Agents, agents};
 
 pub const MODE: &str = "shield";
 /// What `estimatedSeconds` says (four transactions and two delays).
@@ -79,7 +79,7 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
         state::CREDITING => {
             let signature = super::private::funding_of(s)?;
             if let Err(e) = backend.shield_credit(&hop, &s.from_mint, &signature).await {
-                return crate::swaps::worker::refused_credit(s, e);
+                return crate::agents::step::refused_credit(s, e);
             }
             s.state = state::MIXING.into();
             Ok(Next::Later(delay()))
@@ -90,7 +90,7 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
             if hop_payout(app, &s.id).await?.is_none() {
                 let wallet = super::private::wallet_of(app, s).await?;
                 backend.shield_hop(&wallet, &hop, &s.from_mint).await?;
-                agents.wallets.wake.notify_one();
+                app.wallets.webhooks.wake.notify_one();
             }
             s.state = state::HOPPING.into();
             Ok(Next::Later(2))

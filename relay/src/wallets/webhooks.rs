@@ -17,7 +17,7 @@ use sha2::Sha256;
 use shared::wire::codes;
 use sqlx::Row;
 
-use super::config::WalletsConfig;
+use crate::agents::WalletsConfig;
 use crate::http::error::RelayError;
 use crate::state::App;
 use crate::store::Store;
@@ -116,8 +116,10 @@ fn claim_ms(config: &WalletsConfig) -> i64 {
 
 /// The delivery worker: forever, every due event once per turn.
 pub async fn run(app: App) {
-    let Some(agents) = app.agents.as_ref() else { return };
-    let hooks = &agents.wallets;
+    if app.agents.is_none() {
+        return;
+    }
+    let hooks = &app.wallets.webhooks;
     let poll = Duration::from_millis(hooks.config.poll_millis.max(50));
     loop {
         match turn(&app, hooks).await {

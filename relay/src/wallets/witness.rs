@@ -86,12 +86,12 @@ async fn waiting(app: &App) -> Result<Vec<AppendRequest>, RelayError> {
     responses((status = 200, body = Appends), (status = "default", body = ErrorBody)))]
 pub async fn appends(State(app): State<App>, Query(wait): Query<Wait>) -> Result<Json<Appends>, RelayError> {
     let wait = Duration::from_secs(wait.wait_secs.unwrap_or(0).min(MAX_WAIT_SECS));
-    let Some(agents) = app.agents.as_ref() else {
+    if app.agents.is_none() {
         // No pool here: nothing will ever wait.
         tokio::time::sleep(wait).await;
         return Ok(Json(Appends { appends: Vec::new() }));
-    };
-    let notified = agents.witness.appended.notified();
+    }
+    let notified = app.wallets.witness.appended.notified();
     let found = waiting(&app).await?;
     if !found.is_empty() || wait.is_zero() {
         return Ok(Json(Appends { appends: found }));
@@ -108,10 +108,10 @@ pub async fn answers(State(app): State<App>, body: axum::body::Body) -> Result<J
     let bytes = crate::http::body::read(body, crate::http::body::MAX_SMALL_BODY).await?;
     let Answers { answers } = serde_json::from_slice(&bytes)
         .map_err(|_| RelayError::BadRequest("body must be {\"answers\": [...]}".into()))?;
-    let agents = crate::swaps::agents(&app)?;
+    crate::agents::agents(&app)?;
     let mut stored = 0;
     for answer in answers {
-        if !known_witness(&app, &agents.witness, &answer).await {
+        if !known_witness(&app, &app.wallets.witness, &answer).await {
             tracing::warn!(witness = %answer.witness, "an answer not signed by a witness of these enclaves");
             continue;
         }
@@ -120,7 +120,7 @@ pub async fn answers(State(app): State<App>, body: axum::body::Body) -> Result<J
         }
     }
     if stored > 0 {
-        agents.witness.answered.notify_waiters();
+        app.wallets.witness.answered.notify_waiters();
     }
     Ok(Json(Stored { stored }))
 }
