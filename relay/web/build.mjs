@@ -1,4 +1,5 @@
-// Builds the page into dist/: two bundles (chat, account), the pages with a Subresource
+// Builds the page into dist/: two bundles (chat, account), the stylesheet and the pages
+// minified (whitespace only, for the pages), the pages with a Subresource
 // Integrity hash on every script and stylesheet, and manifest.json listing every file's
 // SHA-256. The bundle's published hash is the SHA-256 of manifest.json (measurements/web.json).
 //
@@ -41,9 +42,12 @@ export async function build() {
   for (const out of result.outputFiles) {
     files.set(`assets/${out.path.split('/').pop()}`, Buffer.from(out.contents));
   }
-  files.set('assets/style.css', readFileSync(join(here, 'src/pages/style.css')));
+  const css = await esbuild.transform(readFileSync(join(here, 'src/pages/style.css'), 'utf8'), { loader: 'css', minify: true, charset: 'utf8' });
+  files.set('assets/style.css', Buffer.from(css.code));
   for (const page of ['index.html', 'account.html']) {
-    const template = readFileSync(join(here, 'src/pages', page), 'utf8');
+    // Whitespace that spans lines collapses to one space, as the browser renders it (the pages
+    // hold no <pre> and no text area with content).
+    const template = readFileSync(join(here, 'src/pages', page), 'utf8').replace(/\s*\n\s*/g, ' ').trim();
     const html = template.replace(/\{\{integrity:([^}]+)\}\}/g, (_, path) => {
       const bytes = files.get(path);
       if (!bytes) throw new Error(`${page} names ${path}, which the build did not make`);
