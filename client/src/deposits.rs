@@ -8,28 +8,10 @@ use serde::{Deserialize, Serialize};
 use shared::address::Address;
 use shared::solana::{Message, Transaction, associated_token, token};
 
+pub use shared::api::{DepositAddress, TokenAccount};
+
 use crate::api::Client;
 use crate::error::ClientError;
-
-/// `GET /api/v1/deposits/address`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DepositAddress {
-    pub key_id: String,
-    /// The wallet whose token accounts receive deposits; its key is sealed in the enclave.
-    pub owner: String,
-    pub network: String,
-    pub token_accounts: Vec<TokenAccount>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenAccount {
-    pub mint: String,
-    pub currency: String,
-    pub token_account: String,
-    pub min_amount: String,
-}
 
 /// One row of `GET /api/v1/deposits`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -5,27 +5,14 @@
 //! head hash. The relay's word is taken for nothing but where to look.
 
 use chain::Chain;
-use serde::{Deserialize, Serialize};
 use shared::address::Address;
 use shared::keys::PromptHash;
 use shared::tlog::wire::Anchor;
 
+pub use shared::api::LedgerStatus;
+
 use crate::api::Client;
 use crate::error::ClientError;
-
-/// `GET /attestation/{address}/ledger`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LedgerStatus {
-    pub address: String,
-    pub commit_signature: String,
-    /// `embedded` or `solana`
-    pub ledger: String,
-    /// `landed` or `pending`
-    pub status: String,
-    pub ledger_signature: Option<String>,
-    pub landed_at: Option<i64>,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OnChainError {

@@ -14,36 +14,10 @@ use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Message, Transaction, VersionedMessage, associated_token, token};
 use shared::wire::codes;
 
+pub use shared::api::{WalletCreated, WalletFundIntent};
+
 use crate::api::Client;
 use crate::error::ClientError;
-
-/// `POST /agents/v1/wallets`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Created {
-    pub wallet_id: String,
-    pub priv_address: String,
-    pub network: String,
-    pub funding_hint: String,
-    /// Shown once: keep it to verify the wallet's webhooks.
-    pub webhook_secret: String,
-    pub webhook_url: String,
-    pub owner_pubkey: Option<String>,
-    /// The enclave's signed word on the id, address and owner; checked by [`Client::create_wallet`].
-    pub certificate: WalletCertificate,
-}
-
-/// `POST /agents/v1/wallets/{id}/fund-intent`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FundIntent {
-    pub tx: String,
-    pub mint: String,
-    pub amount: String,
-    pub to: String,
-    pub token_account: String,
-    pub last_valid_block_height: u64,
-}
 
 /// `POST /agents/v1/wallets/{id}/withdraw` (docs/wallets.md).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -76,9 +50,14 @@ impl Client {
     /// Creates a wallet whose events go to `webhook_url`, and checks the enclave's certificate
     /// of it: signed by the attested enclave, for the address the relay answered and the owner
     /// asked for (a relay could answer its own address, or drop the owner).
-    pub async fn create_wallet(&self, webhook_url: &str, owner_pubkey: Option<&str>) -> Result<Created, ClientError> {
+    pub async fn create_wallet(
+        &self,
+        webhook_url: &str,
+        owner_pubkey: Option<&str>,
+    ) -> Result<WalletCreated, ClientError> {
         let body = json!({"webhookUrl": webhook_url, "ownerPubkey": owner_pubkey});
-        let created: Created = self.send_with_key(reqwest::Method::POST, "/agents/v1/wallets", Some(body)).await?;
+        let created: WalletCreated =
+            self.send_with_key(reqwest::Method::POST, "/agents/v1/wallets", Some(body)).await?;
         check_certificate(&created.certificate, &created.wallet_id, Some(&created.priv_address), Some(owner_pubkey))?;
         self.check_enclave_signer(&created.certificate.enclave_pubkey).await?;
         Ok(created)
@@ -100,7 +79,7 @@ impl Client {
         mint: &str,
         amount: &str,
         payer: &str,
-    ) -> Result<FundIntent, ClientError> {
+    ) -> Result<WalletFundIntent, ClientError> {
         let body = json!({"mint": mint, "amount": amount, "payerPubkey": payer});
         self.send_with_key(
             reqwest::Method::POST,
@@ -427,7 +406,7 @@ fn seg(text: &str) -> String {
 /// account if needed, then move `amount` of `mint` from the payer to `intent.to`, nothing
 /// else, the payer the only signer) by rebuilding it with the same blockhash; returns it.
 pub fn check_intent(
-    intent: &FundIntent,
+    intent: &WalletFundIntent,
     payer: &Address,
     mint: &Address,
     amount: u64,
@@ -491,7 +470,7 @@ pub async fn sign_and_send(
 mod tests {
     use super::*;
 
-    fn intent(payer: &Address, to: &Address, mint: &Address, amount: u64, decimals: u8) -> FundIntent {
+    fn intent(payer: &Address, to: &Address, mint: &Address, amount: u64, decimals: u8) -> WalletFundIntent {
         let ixs = [
             associated_token::create_idempotent(payer, to, mint, &TOKEN_PROGRAM),
             token::transfer_checked(
@@ -504,7 +483,7 @@ mod tests {
             ),
         ];
         let tx = Transaction::new_unsigned(Message::compile(payer, &ixs, [4; 32]).unwrap());
-        FundIntent {
+        WalletFundIntent {
             tx: shared::b64::encode(tx.serialize()),
             mint: mint.to_string(),
             amount: amount.to_string(),

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
+use shared::api::Appends;
 use shared::witness::{AppendRequest, Head, WitnessAnswer};
 
 use crate::api::Client;
@@ -107,11 +108,6 @@ impl Witness {
         let text = serde_json::to_vec_pretty(&HeadsFile { heads: heads.clone() }).unwrap_or_default();
         crate::private_file::write(&self.path, &text).map_err(io)
     }
-}
-
-#[derive(Deserialize)]
-struct Appends {
-    appends: Vec<AppendRequest>,
 }
 
 /// How long one look for append requests may wait at the relay.

@@ -58,7 +58,7 @@ fn benches(c: &mut Criterion) {
 /// A book of `wallets` balances, each wallet with one credited encrypt transaction.
 fn book(wallets: usize) -> Book {
     let address = |i: usize| Address(shared::sha256(&i.to_le_bytes()));
-    let mut book = Book::genesis(&address(usize::MAX).to_string(), &address(usize::MAX - 1).to_string());
+    let mut book = Book::genesis(&address(usize::MAX), &address(usize::MAX - 1));
     book.version = 42;
     book.balances = (0..wallets).map(|i| (address(i), 1_000_000 + i as u64)).collect();
     book.credited = (0..wallets).map(|i| (shared::sha256(&i.to_be_bytes()), 1_000)).collect();

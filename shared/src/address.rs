@@ -28,6 +28,20 @@ impl std::fmt::Display for Address {
     }
 }
 
+/// In JSON an address is its base58 text, as every wire document and sealed book writes it.
+impl serde::Serialize for Address {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Address {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Address::parse(&text).ok_or_else(|| serde::de::Error::custom("not a base58 address of 32 bytes"))
+    }
+}
+
 impl std::fmt::Debug for Address {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Address({self})")
@@ -91,6 +105,19 @@ mod tests {
         assert_eq!(Address::parse("0OIl"), None); // not base58 characters
         assert_eq!(Address::parse("abc"), None); // too short
         assert_eq!(Address::parse(&"1".repeat(45)), None);
+    }
+
+    /// JSON carries the base58 text (the USDC mint's well-known address), and refuses what
+    /// `parse` refuses.
+    #[test]
+    fn json_is_the_base58_text() {
+        let usdc = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+        let address: Address = serde_json::from_str(&format!("\"{usdc}\"")).unwrap();
+        assert_eq!(address, Address::parse(usdc).unwrap());
+        assert_eq!(serde_json::to_string(&address).unwrap(), format!("\"{usdc}\""));
+        for bad in ["\"\"", "\"0OIl\"", "\"11111111111111111111111111111111111111111111111\"", "32"] {
+            assert!(serde_json::from_str::<Address>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

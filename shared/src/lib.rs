@@ -5,6 +5,8 @@
 //! and can be tested with known-answer vectors.
 
 pub mod address;
+#[cfg(feature = "api")]
+pub mod api;
 #[cfg(feature = "verify")]
 pub mod attest;
 pub mod b64;

@@ -8,6 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use shared::address::{Address, receipt_address};
+use shared::api::LedgerStatus;
 use shared::receipt::decode_hex32;
 
 use crate::http::error::{ErrorBody, RelayError};
@@ -105,25 +106,6 @@ async fn chain_transaction(receipts: &Receipts, signature: &str) -> Result<Vec<u
     }
 }
 
-/// `GET /attestation/{address}/ledger`: where a receipt's commit is.
-#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct LedgerStatus {
-    /// base58 of the receipt's address
-    pub address: String,
-    /// The commit in this relay's commit log (`onchainAttestation.signature`).
-    pub commit_signature: String,
-    /// `embedded` or `solana` (docs/log.md "Ledger writer").
-    pub ledger: &'static str,
-    /// `landed` or `pending` (queued for the chain, or sent and not yet confirmed).
-    pub status: &'static str,
-    /// The transaction on the ledger: the commit itself in embedded mode, the chain
-    /// transaction in solana mode once it landed.
-    pub ledger_signature: Option<String>,
-    /// Unix seconds it landed (the commit's own time in embedded mode).
-    pub landed_at: Option<i64>,
-}
-
 #[utoipa::path(get, path = "/attestation/{address}/ledger", tag = "receipts",
     summary = "Where a receipt's commit is: pending until it lands on the ledger",
     params(("address" = String, Path, description = "base58 of 32 bytes")),
@@ -157,8 +139,8 @@ pub async fn ledger_status_of(
             address: address.to_string(),
             ledger_signature: Some(commit_signature.clone()),
             commit_signature,
-            ledger: "embedded",
-            status: "landed",
+            ledger: "embedded".into(),
+            status: "landed".into(),
             landed_at,
         });
     }
@@ -167,8 +149,8 @@ pub async fn ledger_status_of(
     Ok(LedgerStatus {
         address: address.to_string(),
         commit_signature,
-        ledger: "solana",
-        status: if landed.is_some() { "landed" } else { "pending" },
+        ledger: "solana".into(),
+        status: if landed.is_some() { "landed" } else { "pending" }.into(),
         ledger_signature: landed.and_then(|p| p.chain_signature.clone()),
         landed_at: landed.and_then(|p| p.landed_at),
     })

@@ -14,6 +14,7 @@ use chain::Chain;
 use serde::Serialize;
 use serde_json::json;
 use shared::address::Address;
+use shared::api::{WalletCreated, WalletFundIntent};
 use shared::wire::codes;
 
 use super::bodies::{CreateWalletBody, EncryptBody, FundIntentBody, ManagedSwapBody, ShieldBody, WithdrawBody};
@@ -32,40 +33,6 @@ use crate::swaps::quote::Pair;
 
 /// Most mints one balance call reads.
 const MAX_MINTS: usize = 20;
-
-/// 2.9 create response, plus the webhook secret (shown this once).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WalletCreated {
-    pub wallet_id: String,
-    /// The wallet's address: a key the enclave made and sealed.
-    pub priv_address: String,
-    pub network: String,
-    pub funding_hint: String,
-    /// `whsec_…`: verifies the `webhook-signature` of this wallet's events. Not shown again.
-    pub webhook_secret: String,
-    pub webhook_url: String,
-    pub owner_pubkey: Option<String>,
-    /// The enclave's signed word on `walletId`, `privAddress` and `ownerPubkey`: check it
-    /// against the attested enclave key before funding the address (docs/wallets.md).
-    #[schema(value_type = Object)]
-    pub certificate: shared::privacy::WalletCertificate,
-}
-
-/// Fund-intent response (contract §4.3).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WalletFundIntent {
-    /// Unsigned base64 transaction; the payer signs and sends it.
-    pub tx: String,
-    pub mint: String,
-    pub amount: String,
-    /// The wallet's address (`privAddress`).
-    pub to: String,
-    /// The wallet's token account of the mint, which the transaction creates when needed.
-    pub token_account: String,
-    pub last_valid_block_height: u64,
-}
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -13,6 +13,7 @@ use axum::Json;
 use axum::extract::{Query, State};
 use serde::{Deserialize, Serialize};
 use shared::address::Address;
+use shared::api::Appends;
 use shared::witness::{AppendRequest, WitnessAnswer};
 use sqlx::Row;
 
@@ -38,12 +39,6 @@ pub struct WitnessQueue {
 /// Least time between two rounds of asking the enclaves for their witness keys, so answers
 /// signed by unknown keys cannot make the relay ask them on every post.
 const ASK_EVERY: Duration = Duration::from_secs(5);
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Appends {
-    #[schema(value_type = Vec<Object>)]
-    pub appends: Vec<AppendRequest>,
-}
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct Answers {

@@ -41,8 +41,8 @@ pub const CREDIT_HORIZON_SLOTS: u64 = 216_000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Book {
-    pub mint: String,
-    pub pool: String,
+    pub mint: Address,
+    pub pool: Address,
     pub version: u64,
     /// The digest of the parent book's blob (all zeros for a mint's first book).
     pub parent: String,
@@ -67,7 +67,7 @@ pub struct Book {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OpenOrder {
     pub amount: u64,
-    pub destination: String,
+    pub destination: Address,
     /// Lamports the payout also gives the destination (a shield's intermediate key's fees).
     pub lamports: u64,
     pub payout_signature: String,
@@ -95,10 +95,10 @@ pub enum BookError {
 
 impl Book {
     /// A mint's first book.
-    pub fn genesis(mint: &str, pool: &str) -> Book {
+    pub fn genesis(mint: &Address, pool: &Address) -> Book {
         Book {
-            mint: mint.to_string(),
-            pool: pool.to_string(),
+            mint: *mint,
+            pool: *pool,
             version: 0,
             parent: Head::genesis().digest,
             horizon: 0,

@@ -32,9 +32,9 @@ impl Funds {
         let head = self.lineage.opens(&mint.to_string(), blob).ok_or(FundsError::BookRollback)?;
         let book = match blob {
             Some(blob) => keys::open_book(env.custody, blob)?,
-            None => Book::genesis(&mint.to_string(), &pool.address.to_string()),
+            None => Book::genesis(mint, &pool.address),
         };
-        if book.mint != mint.to_string() || book.pool != pool.address.to_string() || book.version != head.version {
+        if book.mint != *mint || book.pool != pool.address || book.version != head.version {
             return Err(sealed());
         }
         Ok((head, book))
@@ -53,7 +53,7 @@ impl Funds {
         child.released = Some(released);
         let blob = keys::seal_book(env.custody, &child)?;
         let next = Head::of(child.version, &blob);
-        let append = AppendRequest::signed(&child.mint, head.clone(), next, env.keys.signer());
+        let append = AppendRequest::signed(&child.mint.to_string(), head.clone(), next, env.keys.signer());
         Ok(PrivacyAnswer {
             book: Some(SealedBook { blob, version: child.version }),
             append: Some(append),
@@ -84,7 +84,7 @@ impl Funds {
             return Err(FundsError::BookRollback);
         }
         let book = keys::open_book(env.custody, blob)?;
-        if book.mint != answer.mint || book.parent != answer.parent.digest || book.version != answer.next.version {
+        if book.mint != mint || book.parent != answer.parent.digest || book.version != answer.next.version {
             return Err(sealed());
         }
         Ok(book.released.unwrap_or_default())

@@ -169,6 +169,7 @@ impl Funds {
             R::Balance { wallet, book, mint } => {
                 let wallet = open_wallet(env.custody, &wallet)?;
                 let head = self.lineage.opens(&mint, book.as_deref()).ok_or(FundsError::BookRollback)?;
+                let mint = Address::parse(&mint).ok_or(FundsError::BadBody("mint"))?;
                 statements::balance(env, wallet, head, book.as_deref(), &mint)
             }
             R::Reserves { pool, book, mint } => {
@@ -258,7 +259,7 @@ impl Funds {
     /// is still open, a shortfall that is not there: a book that reads short while orders are
     /// open is read again, a few times. Every read alone is sound, so reading again is too.
     async fn reconcile(&self, env: &Env<'_>, pool: &Pool, book: &mut Book) -> Result<u64, FundsError> {
-        let mint = Address::parse(&book.mint).ok_or_else(sealed)?;
+        let mint = book.mint;
         let mut read = 1;
         loop {
             let confirmed = payout::confirmed_payouts(env, book).await?;

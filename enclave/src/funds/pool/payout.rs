@@ -86,7 +86,7 @@ pub async fn pay_out(
     order.signature = privacy::signature_text(&env.keys.signer().sign(&order.message()).to_bytes());
     let open = OpenOrder {
         amount: p.amount,
-        destination: p.destination.to_string(),
+        destination: p.destination,
         lamports: p.lamports,
         payout_signature: signed.signature,
         last_valid_block_height: signed.last_valid_block_height,
@@ -115,8 +115,7 @@ fn released_payout(open: &OpenOrder, mint: &Address) -> PrivacyAnswer {
 /// The answer to a request whose order the head book holds already: the same order and its
 /// current payout, nothing debited again.
 pub fn answer_of(open: &OpenOrder, book: &Book, holder: &Address) -> PrivacyAnswer {
-    let mint = Address::parse(&book.mint).unwrap_or(Address([0; 32]));
-    PrivacyAnswer { balance: Some(book.balance(holder).to_string()), ..released_payout(open, &mint) }
+    PrivacyAnswer { balance: Some(book.balance(holder).to_string()), ..released_payout(open, &book.mint) }
 }
 
 /// The payout of `amount` from the pool to `destination`, carrying the order's memo; the
@@ -175,7 +174,7 @@ pub async fn settle(
     let chain = env.swaps.chain();
     let status = chain.signature_statuses(std::slice::from_ref(&open.payout_signature)).await.map_err(chain_error)?;
     let height = chain.block_height().await.map_err(chain_error)?;
-    let destination = Address::parse(&open.destination).ok_or_else(sealed)?;
+    let destination = open.destination;
     let confirmed =
         |s: &chain::SignatureStatus| s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed);
     let landed = match status.first().cloned().flatten() {

@@ -13,27 +13,24 @@ use super::keys::{self, Pool, Wallet};
 use super::{Env, FundsError, chain_error, sealed};
 use crate::funds::swap_check::ata;
 
-/// A wallet's private balance in the head book `blob` of `mint` (a new book before the first).
+/// A wallet's private balance in the head book `blob` of `mint` (nothing before the first).
 pub(super) fn balance(
     env: &Env<'_>,
     wallet: Wallet,
     head: Head,
     blob: Option<&str>,
-    mint: &str,
+    mint: &Address,
 ) -> Result<PrivacyAnswer, FundsError> {
-    let opened = match blob {
-        Some(blob) => keys::open_book(env.custody, blob)?,
-        None => Book::genesis(mint, ""),
+    let held = match blob.map(|blob| keys::open_book(env.custody, blob)).transpose()? {
+        Some(opened) if opened.mint != *mint => return Err(sealed()),
+        Some(opened) => opened.balance(&wallet.address),
+        None => 0,
     };
-    if opened.mint != mint {
-        return Err(sealed());
-    }
-    let held = opened.balance(&wallet.address).to_string();
     let mut statement = BalanceStatement {
         wallet_id: wallet.id,
         wallet: wallet.address.to_string(),
-        mint: opened.mint.clone(),
-        balance: held.clone(),
+        mint: mint.to_string(),
+        balance: held.to_string(),
         book_version: head.version,
         book_digest: head.digest,
         issued_at: env.now,
@@ -42,8 +39,8 @@ pub(super) fn balance(
     };
     statement.signature = privacy::signature_text(&env.keys.signer().sign(&statement.message()).to_bytes());
     Ok(PrivacyAnswer {
-        mint: Some(opened.mint),
-        balance: Some(held),
+        mint: Some(mint.to_string()),
+        balance: Some(held.to_string()),
         balance_statement: Some(statement),
         ..Default::default()
     })
@@ -57,12 +54,11 @@ pub(super) async fn reserves(
     head: &Head,
     held: u64,
 ) -> Result<ReservesStatement, FundsError> {
-    let mint = Address::parse(&book.mint).ok_or_else(sealed)?;
     let height = env.swaps.chain().block_height().await.map_err(chain_error)?;
     let mut statement = ReservesStatement {
-        mint: book.mint.clone(),
+        mint: book.mint.to_string(),
         pool: pool.address.to_string(),
-        pool_token_account: ata(&pool.address, &mint).to_string(),
+        pool_token_account: ata(&pool.address, &book.mint).to_string(),
         pool_balance: held.to_string(),
         liabilities: book.liabilities().to_string(),
         wallets: book.balances.len() as u64,

@@ -7,33 +7,13 @@ use axum::Json;
 use axum::extract::{Query, State};
 use serde::Serialize;
 
+use shared::api::{DepositAddress, TokenAccount};
+
 use super::Deposits;
 use super::addresses;
 use super::records::{self, DepositRecord};
 use crate::accounts::keys::{Account, Authorized};
 use crate::http::error::{ErrorBody, RelayError};
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DepositAddress {
-    pub key_id: String,
-    /// The wallet to send to (its token account of the mint receives the tokens). A key only
-    /// the enclave holds.
-    pub owner: String,
-    pub network: String,
-    pub token_accounts: Vec<TokenAccount>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenAccount {
-    pub mint: String,
-    pub currency: String,
-    /// The owner's associated token account of the mint.
-    pub token_account: String,
-    /// Base units below which a deposit is not credited.
-    pub min_amount: String,
-}
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -3,7 +3,7 @@ use super::*;
 fn order(amount: u64, issued_at: u64) -> OpenOrder {
     OpenOrder {
         amount,
-        destination: "d".into(),
+        destination: Address([4; 32]),
         lamports: 0,
         payout_signature: "p".into(),
         last_valid_block_height: 9,
@@ -48,7 +48,7 @@ fn credits_debits_and_solvency_as_a_table() {
         ("credit past u64", |b| b.credit(&A, ("s3", 60), u64::MAX), Err(BookError::Overflow), 10),
     ];
     for (name, step, result, owed) in rows {
-        let mut book = Book::genesis("m", "p");
+        let mut book = Book::genesis(&Address([1; 32]), &Address([2; 32]));
         book.credit(&A, ("s1", 50), 10).unwrap();
         book.horizon = 40;
         let before = book.clone();
@@ -63,7 +63,7 @@ fn credits_debits_and_solvency_as_a_table() {
 
 #[test]
 fn credits_are_forgotten_below_the_horizon_and_then_refused() {
-    let mut book = Book::genesis("m", "p");
+    let mut book = Book::genesis(&Address([1; 32]), &Address([2; 32]));
     book.credit(&A, ("old", 100), 1).unwrap();
     book.credit(&A, ("new", 100 + CREDIT_HORIZON_SLOTS), 1).unwrap();
     book.prune(100 + CREDIT_HORIZON_SLOTS);
@@ -79,7 +79,7 @@ fn credits_are_forgotten_below_the_horizon_and_then_refused() {
 
 #[test]
 fn an_order_is_owed_until_it_lands_and_then_remembered_for_its_time() {
-    let mut book = Book::genesis("m", "p");
+    let mut book = Book::genesis(&Address([1; 32]), &Address([2; 32]));
     book.credit(&A, ("s1", 1), 10).unwrap();
     book.debit(&A, 10, "o1", order(10, 1_000)).unwrap();
     // The payout has not landed: the pool must still hold it.
@@ -95,7 +95,7 @@ fn an_order_is_owed_until_it_lands_and_then_remembered_for_its_time() {
 
 #[test]
 fn a_child_names_its_parent_and_releases_nothing_yet() {
-    let mut book = Book::genesis("m", "p");
+    let mut book = Book::genesis(&Address([1; 32]), &Address([2; 32]));
     book.released = Some(PrivacyAnswer::default());
     let parent = Head::of(7, "parent blob");
     let child = book.child(&parent);
@@ -104,7 +104,7 @@ fn a_child_names_its_parent_and_releases_nothing_yet() {
 
 #[test]
 fn the_encoding_reads_back_exactly_and_refuses_anything_else() {
-    let mut book = Book::genesis("m", "p");
+    let mut book = Book::genesis(&Address([1; 32]), &Address([2; 32]));
     book.credit(&B, ("s1", 7), 3).unwrap();
     book.credit(&A, ("s2", 9), 5).unwrap();
     book.debit(&A, 2, "o1", order(2, 1)).unwrap();
@@ -137,7 +137,7 @@ fn the_encoding_reads_back_exactly_and_refuses_anything_else() {
 fn twenty_thousand_encrypts_leave_the_mint_working() {
     let keks = crate::keys::sealed::Keks { current: Zeroizing::new([7; 32]), previous: Vec::new() };
     let header = crate::keys::sealed::Header { id: [1; 16], kind: super::super::BOOK_KIND.into(), version: 1 };
-    let mut book = Book::genesis("mint", "pool");
+    let mut book = Book::genesis(&Address([1; 32]), &Address([2; 32]));
     for i in 0..20_000u32 {
         let holder = Address(shared::sha256(&i.to_le_bytes()));
         book.credit(&holder, (&format!("encrypt {i}"), 1_000 + u64::from(i / 10)), 1_000).unwrap();

@@ -1,0 +1,94 @@
+//! Answers of the public API that the relay serves and clients read: one definition for both,
+//! so the two cannot drift apart (the relay's OpenAPI document describes these, with the
+//! `openapi` feature). Never in the enclave.
+
+use serde::{Deserialize, Serialize};
+
+/// `POST /agents/v1/wallets` (contract §2.9), plus the webhook secret (shown this once).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WalletCreated {
+    pub wallet_id: String,
+    /// The wallet's address: a key the enclave made and sealed.
+    pub priv_address: String,
+    pub network: String,
+    pub funding_hint: String,
+    /// `whsec_…`: verifies the `webhook-signature` of this wallet's events. Not shown again.
+    pub webhook_secret: String,
+    pub webhook_url: String,
+    pub owner_pubkey: Option<String>,
+    /// The enclave's signed word on `walletId`, `privAddress` and `ownerPubkey`: check it
+    /// against the attested enclave key before funding the address (docs/wallets.md).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub certificate: crate::privacy::WalletCertificate,
+}
+
+/// `POST /agents/v1/wallets/{id}/fund-intent` (contract §4.3).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WalletFundIntent {
+    /// Unsigned base64 transaction; the payer signs and sends it.
+    pub tx: String,
+    pub mint: String,
+    pub amount: String,
+    /// The wallet's address (`privAddress`).
+    pub to: String,
+    /// The wallet's token account of the mint, which the transaction creates when needed.
+    pub token_account: String,
+    pub last_valid_block_height: u64,
+}
+
+/// `GET /api/v1/deposits/address`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct DepositAddress {
+    pub key_id: String,
+    /// The wallet to send to (its token account of the mint receives the tokens). A key only
+    /// the enclave holds.
+    pub owner: String,
+    pub network: String,
+    pub token_accounts: Vec<TokenAccount>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TokenAccount {
+    pub mint: String,
+    pub currency: String,
+    /// The owner's associated token account of the mint.
+    pub token_account: String,
+    /// Base units below which a deposit is not credited.
+    pub min_amount: String,
+}
+
+/// `GET /attestation/{address}/ledger`: where a receipt's commit is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerStatus {
+    /// base58 of the receipt's address
+    pub address: String,
+    /// The commit in this relay's commit log (`onchainAttestation.signature`).
+    pub commit_signature: String,
+    /// `embedded` or `solana` (docs/log.md "Ledger writer").
+    pub ledger: String,
+    /// `landed` or `pending` (queued for the chain, or sent and not yet confirmed).
+    pub status: String,
+    /// The transaction on the ledger: the commit itself in embedded mode, the chain
+    /// transaction in solana mode once it landed.
+    pub ledger_signature: Option<String>,
+    /// Unix seconds it landed (the commit's own time in embedded mode).
+    pub landed_at: Option<i64>,
+}
+
+/// `GET /tee/witness/appends`: the book appends waiting for the freshness witness.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Appends {
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
+    pub appends: Vec<crate::witness::AppendRequest>,
+}
