@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use chain::{Chain, ChainError, Commitment, Confirmation};
-use shared::swap::{StepAnswer, StepRequest};
+use shared::swap::{SignedStep, StepAnswer, StepRequest};
 use shared::wire::codes;
 
 use crate::agents::Agents;
@@ -163,10 +163,8 @@ async fn ask(app: &App, s: &Session, request: impl FnOnce(String) -> StepRequest
 
 /// Records a transaction the enclave signed, to be sent by the next step.
 fn record(s: &mut Session, kind: &str, answer: StepAnswer) -> Result<(), RelayError> {
-    let (Some(transaction), Some(signature), Some(height)) =
-        (answer.transaction, answer.signature, answer.last_valid_block_height)
-    else {
-        return Err(RelayError::EnclaveAnswer("the enclave's step answer lacks its transaction"));
+    let StepAnswer::Signed(SignedStep { transaction, signature, last_valid_block_height: height, .. }) = answer else {
+        return Err(RelayError::EnclaveAnswer("the enclave's step answer is not a signed transaction"));
     };
     crate::failpoint::hit(&format!("swap:{kind}:signed"));
     match kind {
@@ -346,8 +344,9 @@ async fn attest(app: &App, s: &mut Session) -> Result<Next, RelayError> {
         };
         let answer =
             ask(app, s, |blob| StepRequest::Attest { blob, funding_tx_sig: funding, final_tx_sig: last }).await?;
-        let receipt =
-            answer.receipt.ok_or(RelayError::EnclaveAnswer("the enclave's attest answer lacks its receipt"))?;
+        let StepAnswer::Attested { receipt, .. } = answer else {
+            return Err(RelayError::EnclaveAnswer("the enclave's attest answer is not a receipt"));
+        };
         if receipt.session_id != s.id || receipt.verify(app.receipts.commits.program_id()).is_err() {
             return Err(RelayError::EnclaveAnswer("the enclave's swap receipt does not verify"));
         }

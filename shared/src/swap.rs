@@ -264,26 +264,30 @@ pub enum StepRequest {
     Attest { blob: String, funding_tx_sig: String, final_tx_sig: String },
 }
 
-/// What a step did. A step that signs a transaction returns it for the relay to record, then
-/// broadcast; the enclave never sends it itself.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// What a step did, one shape per step. A step that signs a transaction returns it for the
+/// relay to record, then broadcast; the enclave never sends it itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "camelCase")]
+pub enum StepAnswer {
+    /// `checkFunding`: the funding is the session's; `amount` is its input (base units), and
+    /// `expired` says the funding came after the session expired (it is to be refunded).
+    Funded { amount: String, expired: bool },
+    /// `swap`, `deliver`, `refund`: a signed transaction.
+    Signed(SignedStep),
+    /// `attest`: the signed receipt of a settled session and its output (base units).
+    Attested { amount: String, receipt: SwapReceipt },
+}
+
+/// A transaction a step signed, and the base units it moves (expected out, delivered or
+/// refunded).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct StepAnswer {
+pub struct SignedStep {
     /// The signed transaction, base64.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transaction: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_valid_block_height: Option<u64>,
-    /// Base units the step is about: funded, expected out, delivered or refunded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amount: Option<String>,
-    /// `check_funding`: the funding came after the session expired; it is to be refunded.
-    #[serde(default)]
-    pub expired: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub receipt: Option<SwapReceipt>,
+    pub transaction: String,
+    pub signature: String,
+    pub last_valid_block_height: u64,
+    pub amount: String,
 }
 
 /// A settled session's ledger address.
@@ -329,6 +333,28 @@ mod tests {
             enclave_pubkey: b64::encode(key.verifying_key().to_bytes()),
             signature: b64::encode(signature),
         }
+    }
+
+    /// A step's answer on the enclave's internal API: tagged by `step`, fields in camelCase,
+    /// and a signed step without its transaction is no answer rather than half of one.
+    #[test]
+    fn step_answers_are_tagged_by_step() {
+        let signed = StepAnswer::Signed(SignedStep {
+            transaction: "dHg=".into(),
+            signature: "s".into(),
+            last_valid_block_height: 7,
+            amount: "5".into(),
+        });
+        let wire = serde_json::json!({"step": "signed", "transaction": "dHg=", "signature": "s",
+                                      "lastValidBlockHeight": 7, "amount": "5"});
+        assert_eq!(serde_json::to_value(&signed).unwrap(), wire);
+        let funded: StepAnswer = serde_json::from_value(serde_json::json!({"step": "funded", "amount": "10",
+                                                                           "expired": true}))
+        .unwrap();
+        assert_eq!(funded, StepAnswer::Funded { amount: "10".into(), expired: true });
+        let mut partial = wire;
+        partial.as_object_mut().unwrap().remove("transaction");
+        assert!(serde_json::from_value::<StepAnswer>(partial).is_err());
     }
 
     #[test]

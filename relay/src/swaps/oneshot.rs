@@ -18,7 +18,7 @@ use chain::Chain;
 use serde::Serialize;
 use shared::address::Address;
 use shared::solana::token;
-use shared::swap::{OneshotStart, SessionTerms, StepRequest, funding};
+use shared::swap::{OneshotStart, SessionTerms, StepAnswer, StepRequest, funding};
 use shared::wire::codes;
 
 use super::params::{self, Fields, FromFields};
@@ -309,9 +309,10 @@ async fn execute_session(app: &App, id: &str, body: Body) -> Result<Running, Rel
             other => break other?,
         }
     };
-    let (next, reason) = match answer.expired {
-        true => (state::REFUNDING, Some(sessions::EXPIRED)),
-        false => (state::FUNDED, None),
+    let (next, reason) = match answer {
+        StepAnswer::Funded { expired: true, .. } => (state::REFUNDING, Some(sessions::EXPIRED)),
+        StepAnswer::Funded { expired: false, .. } => (state::FUNDED, None),
+        _ => return Err(RelayError::EnclaveAnswer("the enclave's funding check is not a funding")),
     };
     match sessions::record_funding(&app.store, &id, &signature, next, reason, crate::unix_now()).await? {
         Ok(_) => {

@@ -6,7 +6,7 @@ use ed25519_dalek::Signer;
 use shared::b64;
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Instruction, Message, MessageV0, PACKET_DATA_SIZE, Transaction, associated_token, system, token};
-use shared::swap::{StepAnswer, SwapReceipt, receipt_address};
+use shared::swap::{SignedStep, StepAnswer, SwapReceipt, receipt_address};
 
 use super::session::Session;
 use super::{RouterApi, SIGNATURE_FEE, SLIPPAGE_BPS, SwapError, Swaps, chain_error};
@@ -176,16 +176,15 @@ impl Swaps {
         };
         let message = receipt.message().map_err(|_| SwapError::NothingToDo("a transaction signature is malformed"))?;
         receipt.signature = b64::encode(keys.signer().sign(&message).to_bytes());
-        Ok(StepAnswer { amount: Some(out.to_string()), receipt: Some(receipt), ..Default::default() })
+        Ok(StepAnswer::Attested { amount: out.to_string(), receipt })
     }
 }
 
 fn signed(tx: &Transaction, last_valid_block_height: u64, amount: u64) -> StepAnswer {
-    StepAnswer {
-        transaction: Some(b64::encode(tx.serialize())),
-        signature: Some(tx.id()),
-        last_valid_block_height: Some(last_valid_block_height),
-        amount: Some(amount.to_string()),
-        ..Default::default()
-    }
+    StepAnswer::Signed(SignedStep {
+        transaction: b64::encode(tx.serialize()),
+        signature: tx.id(),
+        last_valid_block_height,
+        amount: amount.to_string(),
+    })
 }

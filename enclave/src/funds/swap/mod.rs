@@ -119,11 +119,7 @@ impl Swaps {
             StepRequest::CheckFunding { blob, funding_tx_sig } => {
                 let s = self.open(custody, &blob)?;
                 self.check_funding(&s, &funding_tx_sig).await?;
-                Ok(StepAnswer {
-                    amount: Some(s.terms.amount.to_string()),
-                    expired: now > s.terms.expires_at,
-                    ..Default::default()
-                })
+                Ok(StepAnswer::Funded { amount: s.terms.amount.to_string(), expired: now > s.terms.expires_at })
             }
             StepRequest::Swap { blob } => self.swap(&self.open(custody, &blob)?).await,
             StepRequest::Deliver { blob } => self.sweep(&self.open(custody, &blob)?, true).await,
