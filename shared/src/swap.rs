@@ -275,7 +275,7 @@ pub enum StepAnswer {
     /// `swap`, `deliver`, `refund`: a signed transaction.
     Signed(SignedStep),
     /// `attest`: the signed receipt of a settled session and its output (base units).
-    Attested { amount: String, receipt: SwapReceipt },
+    Attested { amount: String, receipt: Box<SwapReceipt> },
 }
 
 /// A transaction a step signed, and the base units it moves (expected out, delivered or

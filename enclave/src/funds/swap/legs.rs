@@ -176,7 +176,7 @@ impl Swaps {
         };
         let message = receipt.message().map_err(|_| SwapError::NothingToDo("a transaction signature is malformed"))?;
         receipt.signature = b64::encode(keys.signer().sign(&message).to_bytes());
-        Ok(StepAnswer::Attested { amount: out.to_string(), receipt })
+        Ok(StepAnswer::Attested { amount: out.to_string(), receipt: Box::new(receipt) })
     }
 }
 
