@@ -70,7 +70,9 @@ async fn transfers_seen_confirmed_before_a_balance_read_have_left_it() {
     for sender in senders {
         sender.await.unwrap();
     }
-    assert!(reads >= 100, "only {reads} reads while the transfers landed");
+    // Hundreds of reads on an idle machine, a few dozen under a full test run; read the old way
+    // round, about one read in ten counted a transfer the balance still held.
+    assert!(reads >= 20, "only {reads} reads while the transfers landed");
     assert!(over.is_empty(), "{} of {reads} reads counted a transfer gone that the balance held: {over:?}", over.len());
     let (held, _) = rpc.token_balance_at(&pool_account).await.unwrap();
     assert_eq!(held, Some(START - 180 * AMOUNT));
