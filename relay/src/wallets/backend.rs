@@ -18,10 +18,6 @@ use crate::enclaves::objects::{self, ask};
 use crate::http::error::RelayError;
 use crate::store::{Store, StoreError, is_unique_violation};
 
-/// Reads of a head book that the enclave calls rolled back, and the pause between them.
-const HEAD_READS: u32 = 5;
-const HEAD_READ_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// A signed transaction to send (its bytes, signature and last valid block height).
 #[derive(Debug, Clone)]
 pub struct SignedTx {
@@ -110,28 +106,6 @@ pub struct EnclavePoolBackend<'a> {
 impl EnclavePoolBackend<'_> {
     pub(super) async fn step(&self, request: &PrivacyRequest) -> Result<PrivacyAnswer, RelayError> {
         ask(self.enclaves, "/privacy/step", request).await
-    }
-
-    /// A read of `mint`'s head book (a balance, the reserves), asked again briefly while the
-    /// enclave answers `book_rollback`: a read meets that while a book step is between the
-    /// witness's acknowledgement and this relay (or another) storing the new head. A read moves
-    /// nothing, so asking again is harmless.
-    async fn read_head(
-        &self,
-        mint: &str,
-        request: impl Fn(Option<String>) -> PrivacyRequest,
-    ) -> Result<PrivacyAnswer, RelayError> {
-        let mut asked = 1;
-        loop {
-            let book = book(self.store, mint).await?.map(|b| b.blob);
-            match self.step(&request(book)).await {
-                Err(e) if crate::agents::step::refusal(&e) == Some(codes::BOOK_ROLLBACK) && asked < HEAD_READS => {
-                    asked += 1;
-                    tokio::time::sleep(HEAD_READ_PAUSE).await;
-                }
-                answer => return answer,
-            }
-        }
     }
 
     async fn blob(&self, object_id: &str) -> Result<String, RelayError> {
@@ -390,7 +364,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         let mut balances = Vec::with_capacity(mints.len());
         for mint in mints {
             let request = |book| PrivacyRequest::Balance { wallet: wallet_blob.clone(), book, mint: mint.clone() };
-            let statement = self.read_head(mint, request).await.ok().and_then(|a| a.balance_statement);
+            let statement = self.read_book(mint, request).await.ok().and_then(|a| a.balance_statement);
             let ours =
                 |s: &BalanceStatement| s.verify().is_ok() && s.wallet == wallet.address.to_string() && s.mint == *mint;
             balances.push(statement.filter(ours));
@@ -401,7 +375,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
     async fn reserves(&self, mint: &str) -> Result<ReservesStatement, RelayError> {
         let pool = self.pool().await?.blob;
         let request = |book| PrivacyRequest::Reserves { pool: pool.clone(), book, mint: mint.to_string() };
-        let answer = self.read_head(mint, request).await?;
+        let answer = self.read_book(mint, request).await?;
         let statement = answer.reserves.ok_or(RelayError::EnclaveAnswer("a reserves answer without its statement"))?;
         if statement.verify().is_err() || statement.mint != mint {
             return Err(RelayError::EnclaveAnswer("the enclave's statement of reserves does not verify"));

@@ -108,6 +108,28 @@ impl EnclavePoolBackend<'_> {
         Err(RelayError::conflict(codes::BOOK_STALE, "the book kept changing; retry"))
     }
 
+    /// A read of `mint`'s head book (a balance, the reserves). The enclave refuses it
+    /// `book_rollback` while its head and the stored one differ: this relay's step between the
+    /// witness's acknowledgement and storing its head, a step another relay (or a dead one)
+    /// left acknowledged, an enclave restarted since. Then, as a step does, the read waits for
+    /// this relay's step, finishes what is pending, shows the enclave the stored head's
+    /// acknowledgement and asks once more; a stored head that really is behind stays refused.
+    pub(super) async fn read_book(
+        &self,
+        mint: &str,
+        request_for: impl Fn(Option<String>) -> PrivacyRequest,
+    ) -> Result<PrivacyAnswer, RelayError> {
+        let held = book(self.store, mint).await?;
+        match self.step(&request_for(held.map(|b| b.blob))).await {
+            Err(RelayError::Enclave { code, .. }) if code == codes::BOOK_ROLLBACK => {}
+            other => return other,
+        }
+        let _serial = self.books_lock.lock().await;
+        self.catch_up(mint, book(self.store, mint).await?.as_ref()).await?;
+        let held = book(self.store, mint).await?;
+        self.step(&request_for(held.map(|b| b.blob))).await
+    }
+
     async fn store_step(
         &self,
         mint: &str,
