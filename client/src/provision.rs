@@ -230,7 +230,12 @@ pub async fn keyholder(
     };
     tokio::join!(
         crate::witness::serve(client, witness, until_stopped(watch.clone())),
-        provision_loop(client, secrets, provisioner, witness, interval, until_stopped(watch)),
+        async {
+            tokio::select! {
+                _ = until_stopped(watch) => {}
+                _ = provision_loop(client, secrets, provisioner, witness, interval) => {}
+            }
+        },
         async {
             stop.await;
             let _ = stopped.send(true);
@@ -244,9 +249,7 @@ async fn provision_loop(
     provisioner: &SigningKey,
     witness: &Witness,
     interval: Duration,
-    stop: impl std::future::Future<Output = ()>,
 ) {
-    let mut stop = std::pin::pin!(stop);
     let mut backoff: HashMap<String, Backoff> = HashMap::new();
     loop {
         match client.get::<Listing>("/tee/keys").await {
@@ -289,9 +292,6 @@ async fn provision_loop(
                 }
             }
         }
-        tokio::select! {
-            _ = &mut stop => return,
-            _ = tokio::time::sleep(interval) => {}
-        }
+        tokio::time::sleep(interval).await;
     }
 }

@@ -29,6 +29,28 @@ pub struct Withdrawn {
     pub order: shared::privacy::WithdrawalOrder,
 }
 
+/// Tokens of a managed wallet to a destination: what a shield and a withdrawal move.
+#[derive(Debug, Clone, Copy)]
+pub struct Payout<'a> {
+    pub wallet_id: &'a str,
+    pub mint: &'a str,
+    /// Base units, as a string of digits.
+    pub amount: &'a str,
+    pub destination: &'a str,
+}
+
+impl<'a> From<&'a shared::mcp_args::PayoutArgs> for Payout<'a> {
+    fn from(a: &'a shared::mcp_args::PayoutArgs) -> Self {
+        Payout { wallet_id: &a.wallet_id, mint: &a.mint, amount: &a.amount, destination: &a.destination_pubkey }
+    }
+}
+
+impl Payout<'_> {
+    fn body(&self) -> Value {
+        json!({"mint": self.mint, "amount": self.amount, "destinationPubkey": self.destination})
+    }
+}
+
 impl Client {
     async fn send_with_key<T: DeserializeOwned>(
         &self,
@@ -250,30 +272,20 @@ impl Client {
 
     /// Shields `amount` of `mint` (one of its denominations) from the wallet's public balance
     /// to `destination` through the privacy pool: `{sessionId, status, estimatedSeconds}`.
-    pub async fn wallet_shield(
-        &self,
-        wallet_id: &str,
-        mint: &str,
-        amount: &str,
-        destination: &str,
-        owner: Option<&SigningKey>,
-    ) -> Result<Value, ClientError> {
-        let body = json!({"mint": mint, "amount": amount, "destinationPubkey": destination});
-        self.start_session(wallet_id, ("shield", &body), owner).await
+    pub async fn wallet_shield(&self, payout: Payout<'_>, owner: Option<&SigningKey>) -> Result<Value, ClientError> {
+        self.start_session(payout.wallet_id, ("shield", &payout.body()), owner).await
     }
 
     /// Pays `amount` of `mint` out of the private balance to `destination`; the answer's order
     /// is checked: signed by the attested enclave, for exactly this request.
     pub async fn wallet_withdraw(
         &self,
-        wallet_id: &str,
-        mint: &str,
-        amount: &str,
-        destination: &str,
+        payout: Payout<'_>,
         owner: Option<&SigningKey>,
     ) -> Result<Withdrawn, ClientError> {
-        let body = json!({"mint": mint, "amount": amount, "destinationPubkey": destination});
-        let (answer, expected): (Withdrawn, _) = self.send_owner_signed(wallet_id, ("withdraw", &body), owner).await?;
+        let Payout { wallet_id, mint, amount, destination } = payout;
+        let (answer, expected): (Withdrawn, _) =
+            self.send_owner_signed(wallet_id, ("withdraw", &payout.body()), owner).await?;
         let o = &answer.order;
         // The order id derives from the owner's key and nonce: it is this request's order.
         if expected.is_some_and(|id| o.order_id != id) {

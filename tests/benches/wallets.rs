@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use client::wallets::Payout;
 use e2e::chain::{address_of, new_key};
 use e2e::swaps::{SOL, SwapWorld};
 use ed25519_dalek::SigningKey;
@@ -46,7 +47,7 @@ fn main() {
             rounds(&w, &wallets, async |c, id, owner| c.wallet_encrypt(id, &mint, &amount, Some(owner)).await).await;
         let shields = rounds(&w, &wallets, async |c, id, owner| {
             let to = address_of(&new_key()).to_string();
-            c.wallet_shield(id, &mint, &amount, &to, Some(owner)).await
+            c.wallet_shield(Payout { wallet_id: id, mint: &mint, amount: &amount, destination: &to }, Some(owner)).await
         })
         .await;
         let (token, one) = (w.token.to_string(), USDC.to_string());
@@ -60,7 +61,8 @@ fn main() {
         let (id, owner) = &wallets[0];
         loop {
             let destination = address_of(&new_key()).to_string();
-            match client.wallet_withdraw(id, &mint, "1", &destination, Some(owner)).await {
+            let payout = Payout { wallet_id: id, mint: &mint, amount: "1", destination: &destination };
+            match client.wallet_withdraw(payout, Some(owner)).await {
                 Ok(_) => break,
                 Err(e) if e.to_string().contains("pool_warming_up") => {
                     tokio::time::sleep(Duration::from_millis(500)).await
@@ -74,11 +76,10 @@ fn main() {
             let runs = wallets.iter().map(|(id, owner)| {
                 let (client, mint) = (w.client(), mint.clone());
                 async move {
-                    let destination = address_of(&new_key());
-                    let done = client
-                        .wallet_withdraw(id, &mint, &(5 * USDC).to_string(), &destination.to_string(), Some(owner))
-                        .await
-                        .unwrap();
+                    let (destination, amount) = (address_of(&new_key()), (5 * USDC).to_string());
+                    let to = destination.to_string();
+                    let payout = Payout { wallet_id: id, mint: &mint, amount: &amount, destination: &to };
+                    let done = client.wallet_withdraw(payout, Some(owner)).await.unwrap();
                     (destination, done.status)
                 }
             });

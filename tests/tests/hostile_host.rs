@@ -356,23 +356,15 @@ async fn a_substituted_wallet_address_is_refused_before_any_funds_move() {
     assert_eq!(created["certificate"]["ownerPubkey"], owner.as_str());
     let payer = w.payer(e2e::swaps::SOL, 5 * USDC).await;
     let key_file = payer.key_file.to_string_lossy().to_string();
-    let fund = |w: &SwapWorld| {
-        svc_output(
-            w,
-            &[
-                "wallet",
-                "fund",
-                &id,
-                "--mint",
-                &usdc,
-                "--amount",
-                "1000000",
-                "--payer-key",
-                &key_file,
-                "--rpc-url",
-                &w.chain.rpc_url,
-            ],
-        )
+    // `svc wallet fund` must refuse: the address is not the one the enclave certified.
+    let refused = |w: &SwapWorld| {
+        let rpc = &w.chain.rpc_url;
+        let args = format!("wallet fund {id} --mint {usdc} --amount 1000000 --payer-key {key_file} --rpc-url {rpc}");
+        let out = tokio::task::block_in_place(|| svc_output(w, &args.split(' ').collect::<Vec<_>>()));
+        assert!(
+            !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("the enclave certified"),
+            "{out:?}"
+        );
     };
     // The relay's own address.
     let relays = address_of(&new_key());
@@ -382,8 +374,7 @@ async fn a_substituted_wallet_address_is_refused_before_any_funds_move() {
         .execute(&host.db)
         .await
         .unwrap();
-    let out = tokio::task::block_in_place(|| fund(&w));
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("the enclave certified"), "{out:?}");
+    refused(&w);
     // A wallet without the owner, made by the enclave under the same id, swapped in.
     let request = shared::privacy::NewWallet { wallet_id: id.clone(), owner_pubkey: None };
     let url = format!("http://127.0.0.1:{}/wallets", w.stack.enclave_port);
@@ -405,8 +396,7 @@ async fn a_substituted_wallet_address_is_refused_before_any_funds_move() {
         .execute(&host.db)
         .await
         .unwrap();
-    let out = tokio::task::block_in_place(|| fund(&w));
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("the enclave certified"), "{out:?}");
+    refused(&w);
     // Asked again, the enclave certifies what the relay swapped in: no owner.
     let certificate = w.client().wallet_certificate(&id).await.unwrap();
     assert_eq!((certificate.owner_pubkey, certificate.address.as_str()), (None, object["publicKey"].as_str().unwrap()));

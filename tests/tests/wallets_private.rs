@@ -11,6 +11,7 @@
 use std::time::{Duration, Instant};
 
 use chain::Chain;
+use client::wallets::Payout;
 use e2e::swaps::SwapWorld;
 use e2e::wallets::{OTHER_KEY, WAIT, code, fund_pool, get, post, post_once, settle, signed, svc, world_on};
 use e2e::{API_KEY, chain::address_of, chain::new_key};
@@ -146,10 +147,9 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
     );
 
     // Through the client: the order is checked against the attested enclave key.
-    let done = client
-        .wallet_withdraw(&id, &w.usdc.to_string(), &(7 * USDC).to_string(), &destination.to_string(), Some(&owner))
-        .await
-        .unwrap();
+    let (mint, amount, to) = (w.usdc.to_string(), (7 * USDC).to_string(), destination.to_string());
+    let payout = Payout { wallet_id: &id, mint: &mint, amount: &amount, destination: &to };
+    let done = client.wallet_withdraw(payout, Some(&owner)).await.unwrap();
     assert_eq!(done.order.destination, destination.to_string());
     let deadline = Instant::now() + WAIT;
     while w.balance(&destination, &w.usdc).await < 17 * USDC {

@@ -26,6 +26,7 @@ use shared::mcp_args::{BalanceArgs, EncryptArgs, PayoutArgs, SessionArgs, Wallet
 use self::guardrails::{Guardrails, Move};
 use crate::api::Client;
 use crate::error::ClientError;
+use crate::wallets::Payout;
 
 /// The tools (`tools/list` answers them sorted by name).
 pub const TOOL_NAMES: [&str; 6] =
@@ -157,9 +158,7 @@ impl OwnerTools {
         if let Some(refusal) = self.refused(&payout(&a, "priv_shield")) {
             return refusal;
         }
-        answer(
-            self.client.wallet_shield(&a.wallet_id, &a.mint, &a.amount, &a.destination_pubkey, Some(&self.owner)).await,
-        )
+        answer(self.client.wallet_shield(Payout::from(&a), Some(&self.owner)).await)
     }
 
     #[tool(description = "Pay out of a managed wallet's private balance to a public address (POST \
@@ -176,7 +175,7 @@ impl OwnerTools {
         }
         let outcome = self
             .client
-            .wallet_withdraw(&a.wallet_id, &a.mint, &a.amount, &a.destination_pubkey, Some(&self.owner))
+            .wallet_withdraw(Payout::from(&a), Some(&self.owner))
             .await
             .and_then(|w| serde_json::to_value(w).map_err(|e| ClientError::Malformed(e.to_string())));
         answer(outcome)

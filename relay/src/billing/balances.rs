@@ -129,20 +129,23 @@ pub async fn refund_usage(store: &Store, usage_id: &str, now: i64) -> Result<boo
     let mut tx = store.begin().await?;
     let row = sqlx::query(
         "UPDATE usage_records SET status = 'refunded' WHERE id = $1 AND status = 'pending' \
-         RETURNING key_id, currency, charged",
+         RETURNING key_id, currency, charged AS amount",
     )
     .bind(usage_id)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(row) = row else { return Ok(false) };
-    let key_id: String = row.try_get("key_id")?;
-    let currency: String = row.try_get("currency")?;
-    let charged: i64 = row.try_get("charged")?;
+    let (key_id, currency, charged) = owed(&row)?;
     if charged > 0 {
         add_journaled(&mut tx, (&key_id, &currency), charged, ("refund", usage_id), now).await?;
     }
     tx.commit().await?;
     Ok(true)
+}
+
+/// What a claimed row (`RETURNING key_id, currency, amount`) gives back to a balance.
+fn owed(row: &sqlx::any::AnyRow) -> Result<(String, String, i64), BillingError> {
+    Ok((row.try_get("key_id")?, row.try_get("currency")?, row.try_get("amount")?))
 }
 
 /// Refunds the usage rows still `pending` that were created before `created_before`: calls no
@@ -250,9 +253,7 @@ pub async fn credit_deposit(
     .fetch_optional(&mut *tx)
     .await?;
     let Some(row) = row else { return Ok(None) };
-    let key_id: String = row.try_get("key_id")?;
-    let currency: String = row.try_get("currency")?;
-    let amount: i64 = row.try_get("amount")?;
+    let (key_id, currency, amount) = owed(&row)?;
     check(&currency, amount)?;
     let reference = format!("{signature}:{ix}");
     let after = add_journaled(&mut tx, (&key_id, &currency), amount, ("deposit", &reference), now).await?;

@@ -117,57 +117,31 @@ impl FromFields for ManagedSwapBody {
     }
 }
 
-/// The shield request.
+/// The shield and withdraw requests: tokens of the wallet's, to a destination.
 #[derive(utoipa::ToSchema)]
 #[schema(rename_all = "camelCase",
          example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
                           "destinationPubkey": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}))]
-pub struct ShieldBody {
+pub struct PayoutBody {
     #[schema(value_type = String)]
     pub mint: Address,
-    /// Base units: one of the mint's denominations (its `buckets`).
+    /// Base units (for a shield, one of the mint's denominations: its `buckets`).
     #[schema(value_type = String, pattern = "^[1-9][0-9]{0,19}$")]
     pub amount: u64,
-    /// A fresh address: not the wallet.
+    /// Receives the tokens (for a shield, a fresh address: not the wallet).
     #[schema(value_type = String)]
     pub destination_pubkey: Address,
 }
 
-impl FromFields for ShieldBody {
+impl FromFields for PayoutBody {
     const SHAPE: &'static str = "{mint, amount, destinationPubkey}";
     const REQUIRED: &'static [&'static str] = &["mint", "amount", "destinationPubkey"];
 
     fn from_fields(f: &Fields) -> Result<Self, RelayError> {
-        let (mint, amount, destination_pubkey) = payout_fields(f)?;
-        Ok(ShieldBody { mint, amount, destination_pubkey })
+        Ok(PayoutBody {
+            mint: f.mint("mint")?,
+            amount: f.amount("amount")?,
+            destination_pubkey: f.pubkey("destinationPubkey")?,
+        })
     }
-}
-
-/// The withdraw request.
-#[derive(utoipa::ToSchema)]
-#[schema(rename_all = "camelCase",
-         example = json!({"mint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", "amount": "10000000",
-                          "destinationPubkey": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}))]
-pub struct WithdrawBody {
-    #[schema(value_type = String)]
-    pub mint: Address,
-    #[schema(value_type = String, pattern = "^[1-9][0-9]{0,19}$")]
-    pub amount: u64,
-    #[schema(value_type = String)]
-    pub destination_pubkey: Address,
-}
-
-impl FromFields for WithdrawBody {
-    const SHAPE: &'static str = "{mint, amount, destinationPubkey}";
-    const REQUIRED: &'static [&'static str] = &["mint", "amount", "destinationPubkey"];
-
-    fn from_fields(f: &Fields) -> Result<Self, RelayError> {
-        let (mint, amount, destination_pubkey) = payout_fields(f)?;
-        Ok(WithdrawBody { mint, amount, destination_pubkey })
-    }
-}
-
-/// `{mint, amount, destinationPubkey}`: what a shield and a withdrawal move, and where.
-fn payout_fields(f: &Fields) -> Result<(Address, u64, Address), RelayError> {
-    Ok((f.mint("mint")?, f.amount("amount")?, f.pubkey("destinationPubkey")?))
 }

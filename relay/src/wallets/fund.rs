@@ -2,13 +2,11 @@
 
 use chain::Chain;
 use shared::address::Address;
-use shared::solana::programs::TOKEN_PROGRAM;
-use shared::solana::{Hash, Message, Transaction, associated_token, token};
-use shared::swap::funding::token_account;
+use shared::solana::{Hash, Message, Transaction};
+use shared::swap::funding::{token_account, token_transfer};
 
-/// The unsigned transaction moving `amount` of `mint` from `payer` to `wallet`: creates the
-/// wallet's token account when it has none (idempotent create, rent paid by the payer), then a
-/// `TransferChecked` from the payer's token account. The payer is its only signer.
+/// The unsigned transaction moving `amount` of `mint` from `payer` to `wallet`
+/// ([`token_transfer`]). The payer is its only signer.
 pub fn intent(
     payer: &Address,
     wallet: &Address,
@@ -17,17 +15,7 @@ pub fn intent(
     decimals: u8,
     blockhash: Hash,
 ) -> Transaction {
-    let instructions = [
-        associated_token::create_idempotent(payer, wallet, mint, &TOKEN_PROGRAM),
-        token::transfer_checked(
-            &token_account(payer, mint),
-            mint,
-            &token_account(wallet, mint),
-            payer,
-            amount,
-            decimals,
-        ),
-    ];
+    let instructions = token_transfer(payer, wallet, mint, amount, decimals);
     let message = Message::compile(payer, &instructions, blockhash).expect("two instructions, one signer, fits");
     Transaction::new_unsigned(message)
 }

@@ -17,7 +17,7 @@ use shared::address::Address;
 use shared::api::{WalletCreated, WalletFundIntent};
 use shared::wire::codes;
 
-use super::bodies::{CreateWalletBody, EncryptBody, FundIntentBody, ManagedSwapBody, ShieldBody, WithdrawBody};
+use super::bodies::{CreateWalletBody, EncryptBody, FundIntentBody, ManagedSwapBody, PayoutBody};
 use super::records::{self, Operation, Wallet, WalletAuditEntry};
 use super::requests;
 use super::webhooks::{self, WebhookDelivery, WebhookMessage};
@@ -472,7 +472,7 @@ pub async fn swap(
     summary = "Shield: a round trip of the wallet's tokens through the privacy pool to a fresh destination (four transactions, random delays), a session to poll",
     description = "The deposit into the pool, a payout to an intermediate key only the enclave holds, its delivery to the destination, its close. No token conversion; `amount` must be one of the mint's denominations. Owner-signed when the wallet has an owner. Moves real funds.",
     security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
-    request_body = ShieldBody,
+    request_body = PayoutBody,
     responses((status = 200, body = WalletSessionStarted), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 429, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
@@ -485,7 +485,7 @@ pub async fn shield(
     let key_id = caller.key_id;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::agents::agents(&app)?;
-    let ShieldBody { mint, amount, destination_pubkey } = Fields::parse(&bytes)?;
+    let PayoutBody { mint, amount, destination_pubkey } = Fields::parse(&bytes)?;
     let buckets = &agents.mint("mint", &mint)?.buckets;
     if !buckets.contains(&amount) {
         let listed: Vec<String> = buckets.iter().map(u64::to_string).collect();
@@ -518,7 +518,7 @@ pub async fn shield(
 #[utoipa::path(post, path = "/agents/v1/wallets/{id}/withdraw", tag = "agents",
     summary = "Pay out from the wallet's private balance to a public address",
     security(("ApiKey" = [])), params(("id" = String, Path, description = "The wallet id (uuid)")),
-    request_body = WithdrawBody,
+    request_body = PayoutBody,
     responses((status = 200, body = WalletWithdrawn), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 429, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
@@ -531,7 +531,7 @@ pub async fn withdraw(
     let key_id = caller.key_id;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
     let agents = crate::agents::agents(&app)?;
-    let asked: WithdrawBody = Fields::parse(&bytes)?;
+    let asked: PayoutBody = Fields::parse(&bytes)?;
     agents.mint("mint", &asked.mint)?;
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);

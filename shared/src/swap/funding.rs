@@ -16,7 +16,7 @@ use crate::solana::programs::TOKEN_PROGRAM;
 #[cfg(feature = "swap-client")]
 use crate::solana::programs::{ASSOCIATED_TOKEN_PROGRAM, MEMO_PROGRAM, SYSTEM_PROGRAM};
 #[cfg(feature = "swap-client")]
-use crate::solana::{Hash, Message, Transaction, memo, system, token};
+use crate::solana::{Hash, Instruction, Message, Transaction, memo, system, token};
 
 #[cfg(feature = "swap-client")]
 use super::ParsedTerms;
@@ -32,21 +32,31 @@ pub fn token_account(owner: &Address, mint: &Address) -> Address {
     associated_token::address(owner, mint, &TOKEN_PROGRAM)
 }
 
+/// `amount` of `mint` from `payer`'s token account to `owner`'s: creates `owner`'s account
+/// when it has none (idempotent create, rent paid by the payer), then a `TransferChecked`.
+#[cfg(feature = "swap-client")]
+pub fn token_transfer(payer: &Address, owner: &Address, mint: &Address, amount: u64, decimals: u8) -> [Instruction; 2] {
+    [
+        associated_token::create_idempotent(payer, owner, mint, &TOKEN_PROGRAM),
+        token::transfer_checked(
+            &token_account(payer, mint),
+            mint,
+            &token_account(owner, mint),
+            payer,
+            amount,
+            decimals,
+        ),
+    ]
+}
+
 /// The unsigned funding transaction; the payer is its only signer.
 #[cfg(feature = "swap-client")]
 pub fn build(terms: &ParsedTerms, session_key: &Address, decimals: u8, lamports: u64, blockhash: Hash) -> Transaction {
     let payer = &terms.payer;
-    let mint = &terms.from_mint;
+    let [create, transfer] = token_transfer(payer, session_key, &terms.from_mint, terms.amount, decimals);
     let instructions = [
-        associated_token::create_idempotent(payer, session_key, mint, &TOKEN_PROGRAM),
-        token::transfer_checked(
-            &token_account(payer, mint),
-            mint,
-            &token_account(session_key, mint),
-            payer,
-            terms.amount,
-            decimals,
-        ),
+        create,
+        transfer,
         system::transfer(payer, session_key, lamports),
         memo::memo(memo_text(&terms.session_id).as_bytes(), &[]),
     ];

@@ -22,26 +22,17 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::{Incoming, Running};
+use crate::{Incoming, Running, TokenStand};
 
 pub use crate::{Log, Seen};
 
-struct Stand {
-    token: String,
-    log: Log,
-}
-
 pub async fn start(token: &str) -> (Running, Log) {
-    let log: Log = Arc::default();
-    let stand = Arc::new(Stand { token: token.to_string(), log: log.clone() });
-    let running = crate::serve(Router::new().fallback(handle).with_state(stand)).await;
-    (running, log)
+    crate::serve_token_stand(token, handle).await
 }
 
 fn error(status: StatusCode, code: &str, message: &str, retryable: bool) -> Response {
@@ -52,7 +43,7 @@ fn invalid(message: &str) -> Response {
     error(StatusCode::BAD_REQUEST, "INVALID_QUERY", message, false)
 }
 
-async fn handle(State(stand): State<Arc<Stand>>, request: Incoming) -> Response {
+async fn handle(State(stand): State<Arc<TokenStand>>, request: Incoming) -> Response {
     crate::record(&stand.log, request.seen());
     let Incoming { method, uri, headers, body } = request;
 

@@ -39,6 +39,23 @@ impl Drop for Running {
     }
 }
 
+/// The state of a stand-in that takes one bearer token and logs every request.
+pub struct TokenStand {
+    pub token: String,
+    pub log: Log,
+}
+
+/// Serves `handle` as the fallback of a [`TokenStand`] holding `token`.
+pub async fn serve_token_stand<H, T>(token: &str, handle: H) -> (Running, Log)
+where
+    H: axum::handler::Handler<T, Arc<TokenStand>>,
+    T: 'static,
+{
+    let log: Log = Arc::default();
+    let stand = Arc::new(TokenStand { token: token.to_string(), log: log.clone() });
+    (serve(axum::Router::new().fallback(handle).with_state(stand)).await, log)
+}
+
 /// Serves `router` on 127.0.0.1 with an ephemeral port.
 pub async fn serve(router: axum::Router) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");

@@ -25,29 +25,20 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::{Incoming, Running};
+use crate::{Incoming, Running, TokenStand};
 
 pub const PAGE_ID: &str = "59833787-2cf9-4fdf-8782-e53db20768a5";
 pub const DATABASE_ID: &str = "a8aec43c-6dc8-4bb6-9e5b-7a0a3e7f5b21";
 
 pub use crate::{Log, Seen};
 
-struct Stand {
-    token: String,
-    log: Log,
-}
-
 pub async fn start(token: &str) -> (Running, Log) {
-    let log: Log = Arc::default();
-    let stand = Arc::new(Stand { token: token.to_string(), log: log.clone() });
-    let running = crate::serve(Router::new().fallback(handle).with_state(stand)).await;
-    (running, log)
+    crate::serve_token_stand(token, handle).await
 }
 
 fn error(status: StatusCode, code: &str, message: &str) -> Response {
@@ -61,7 +52,7 @@ fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-async fn handle(State(stand): State<Arc<Stand>>, request: Incoming) -> Response {
+async fn handle(State(stand): State<Arc<TokenStand>>, request: Incoming) -> Response {
     crate::record(&stand.log, request.seen());
     let Incoming { method, uri, headers, body } = request;
 

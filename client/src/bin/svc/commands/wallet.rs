@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
+use client::wallets::Payout;
 use serde_json::json;
 use shared::address::Address;
 
@@ -207,14 +208,18 @@ pub async fn run(ctx: Context, command: WalletCommand) -> Result<Exit, Failure> 
         }
         WalletCommand::Shield { moved: Moved { of: OfWallet { wallet_id, mint, amount }, owner_key }, to } => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
-            let started = client.wallet_shield(&wallet_id, &mint, &amount.to_string(), &to, owner.as_ref()).await?;
+            let amount = amount.to_string();
+            let payout = Payout { wallet_id: &wallet_id, mint: &mint, amount: &amount, destination: &to };
+            let started = client.wallet_shield(payout, owner.as_ref()).await?;
             print_started(json, &started);
         }
         WalletCommand::Withdraw { moved: Moved { of: OfWallet { wallet_id, mint, amount }, owner_key }, to } => {
             let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
+            let amount = amount.to_string();
+            let payout = Payout { wallet_id: &wallet_id, mint: &mint, amount: &amount, destination: &to };
             // A freshly started enclave signs nothing for a few blocks (docs/wallets.md): the
             // client waits that out with the same signed request (one nonce, one withdrawal).
-            let done = client.wallet_withdraw(&wallet_id, &mint, &amount.to_string(), &to, owner.as_ref()).await?;
+            let done = client.wallet_withdraw(payout, owner.as_ref()).await?;
             if json {
                 print_json(&done);
             } else {
