@@ -78,7 +78,7 @@ fn swap_status_and_code(e: &crate::funds::swap::SwapError) -> (u16, EnclaveCode)
         S::Check(C::OutputBelowMinimum { .. }) => (502, EnclaveCode::SlippageExceeded),
         S::FundingNotFound => (404, EnclaveCode::FundingNotFound),
         S::Chain(_) => (502, EnclaveCode::ChainUnreachable),
-        S::Router(_) => (502, EnclaveCode::RouterError),
+        S::Router(_) | S::RouterTransaction(_) => (502, EnclaveCode::RouterError),
         S::NothingToDo(_) => (409, EnclaveCode::NothingToDo),
         S::Sealed => (400, EnclaveCode::SealedObjectInvalid),
     }

@@ -65,9 +65,12 @@ pub enum RelayError {
     #[error("the client closed the connection")]
     ClientGone,
     /// A fault of the relay or its data, never of the request: the answer says only "internal
-    /// error", and the log says which (the cause).
-    #[error("internal error")]
+    /// error" (`PUBLIC_INTERNAL`), the log says which.
+    #[error("internal error: {0}")]
     Internal(&'static str),
+    /// The database refused or failed a statement: answered as [`RelayError::Internal`].
+    #[error("storage: {0}")]
+    Storage(StoreError),
     #[error("the request body did not arrive in time")]
     RequestTimeout,
     #[error("the database does not answer; retry shortly")]
@@ -114,7 +117,7 @@ impl RelayError {
             RelayError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),
             RelayError::Model(ModelError::Timeout) => (504, codes::MODEL_ERROR),
             RelayError::Model(_) => (502, codes::MODEL_ERROR),
-            RelayError::ClientGone | RelayError::Internal(_) => (500, codes::INTERNAL),
+            RelayError::ClientGone | RelayError::Internal(_) | RelayError::Storage(_) => (500, codes::INTERNAL),
             RelayError::RequestTimeout => (408, codes::REQUEST_TIMEOUT),
             RelayError::DatabaseUnavailable => (503, codes::DATABASE_UNAVAILABLE),
             RelayError::X402(e) => (e.status().as_u16(), e.code()),
@@ -142,7 +145,10 @@ impl RelayError {
         ErrorBody {
             success: surface.success.then_some(false),
             error: code.to_string(),
-            message: self.to_string(),
+            message: match self {
+                RelayError::Internal(_) | RelayError::Storage(_) => PUBLIC_INTERNAL.to_string(),
+                _ => self.to_string(),
+            },
             tee_endpoint: match self {
                 RelayError::TeeUnreachable { endpoint } => Some(endpoint.clone()),
                 _ => None,
@@ -156,8 +162,8 @@ impl RelayError {
         if let RelayError::X402(e) = self {
             return e.into_response();
         }
-        if let RelayError::Internal(cause) = self {
-            tracing::error!(cause, "answered internal_error");
+        if let RelayError::Internal(_) | RelayError::Storage(_) = self {
+            tracing::error!(error = %self, "answered internal_error");
         }
         let (mut status, code) = self.status_and_code();
         // Encrypted `/agent` (contract §7): every failure is 500, never a plaintext fallback;
@@ -214,14 +220,16 @@ impl IntoResponse for RelayError {
     }
 }
 
+/// What an internal error's answer says: the cause stays in the relay's log.
+const PUBLIC_INTERNAL: &str = "internal error";
+
 impl From<StoreError> for RelayError {
     fn from(e: StoreError) -> Self {
         if e.is_unavailable() {
             tracing::warn!(error = %e, "database unavailable");
             return RelayError::DatabaseUnavailable;
         }
-        tracing::error!(error = %e, "storage error");
-        RelayError::Internal("a storage error")
+        RelayError::Storage(e)
     }
 }
 

@@ -78,8 +78,10 @@ pub(super) fn sealed() -> FundsError {
     FundsError::Swap(SwapError::Sealed)
 }
 
-pub(super) fn chain_error(e: chain::ChainError) -> FundsError {
-    FundsError::Swap(SwapError::Chain(e.to_string()))
+impl From<chain::ChainError> for FundsError {
+    fn from(e: chain::ChainError) -> Self {
+        FundsError::Swap(SwapError::Chain(e))
+    }
 }
 
 pub(super) fn nothing(why: &'static str) -> FundsError {

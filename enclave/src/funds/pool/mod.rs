@@ -41,7 +41,7 @@ use shared::privacy::{PrivacyAnswer, PrivacyRequest};
 
 pub use book::{Book, BookError, OpenOrder};
 pub use error::FundsError;
-use error::{chain_error, nothing, sealed};
+use error::{nothing, sealed};
 pub use keys::{BOOK_KIND, POOL_KIND, WALLET_KIND, new_pool, new_wallet};
 
 use crate::funds::swap::Swaps;
@@ -263,8 +263,7 @@ impl Funds {
         let mut read = 1;
         loop {
             let confirmed = payout::confirmed_payouts(env, book).await?;
-            let (held, slot) =
-                env.swaps.chain().token_balance_at(&ata(&pool.address, &mint)).await.map_err(chain_error)?;
+            let (held, slot) = env.swaps.chain().token_balance_at(&ata(&pool.address, &mint)).await?;
             let landed: Vec<String> = confirmed.into_iter().filter(|(_, at)| *at <= slot).map(|(id, _)| id).collect();
             book.landed(&landed, env.now);
             book.prune(slot);
@@ -280,7 +279,7 @@ impl Funds {
     /// Nothing is signed until `quiet_blocks` after this boot first wanted to sign: by then
     /// whatever an earlier boot signed has landed or expired.
     async fn warm(&self, env: &Env<'_>) -> Result<(), FundsError> {
-        let height = env.swaps.chain().block_height().await.map_err(chain_error)?;
+        let height = env.swaps.chain().block_height().await?;
         let first = *self.first_sign_height.lock().map_err(|_| FundsError::Internal)?.get_or_insert(height);
         if height < first + self.quiet_blocks {
             return Err(FundsError::WarmingUp(first + self.quiet_blocks - height));

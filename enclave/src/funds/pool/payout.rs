@@ -12,8 +12,8 @@ use shared::witness::Head;
 
 use super::book::{Book, OpenOrder};
 use super::keys::Pool;
-use super::{Env, Funds, FundsError, chain_error, nothing, sealed};
-use crate::funds::swap::SwapError;
+use super::{Env, Funds, FundsError, nothing, sealed};
+use crate::funds::swap::{SwapError, landed_transaction};
 use crate::funds::swap_check::ata;
 
 /// What the pool key must hold to pay a transaction's fee and, at most, one new token
@@ -46,7 +46,7 @@ fn order_memo(order_id: &str) -> String {
 
 /// The pool pays every fee and rent of its transactions.
 pub async fn check_pool_funded(env: &Env<'_>, pool: &Pool) -> Result<(), FundsError> {
-    if env.swaps.chain().balance(&pool.address).await.map_err(chain_error)? < POOL_MIN_LAMPORTS {
+    if env.swaps.chain().balance(&pool.address).await? < POOL_MIN_LAMPORTS {
         return Err(FundsError::PoolUnfunded(pool.address.to_string()));
     }
     Ok(())
@@ -68,7 +68,7 @@ pub async fn pay_out(
     // A debit into an open order leaves what is owed unchanged: check before signing.
     book.solvent(held)?;
     funds.warm(env).await?;
-    let since_slot = env.swaps.chain().slot().await.map_err(chain_error)?;
+    let since_slot = env.swaps.chain().slot().await?;
     let signed = sign_payout(env, pool, &p.mint, &p.order_id, &p.destination, p.amount, p.lamports).await?;
     let mut order = WithdrawalOrder {
         order_id: p.order_id.clone(),
@@ -147,7 +147,7 @@ async fn sign_payout(
     if lamports > 0 {
         ixs.push(system::transfer(&pool.address, destination, lamports));
     }
-    let blockhash = chain.latest_blockhash().await.map_err(chain_error)?;
+    let blockhash = chain.latest_blockhash().await?;
     let message = Message::compile(&pool.address, &ixs, blockhash.blockhash).map_err(|_| sealed())?;
     let mut tx = Transaction::new_unsigned(message);
     tx.sign(&[&pool.key]).map_err(|_| sealed())?;
@@ -172,8 +172,8 @@ pub async fn settle(
     let (head, mut book) = funds.open_head(env, Some(blob), mint, pool)?;
     let open = book.open_orders.get(order_id).cloned().ok_or(nothing("no open order with this id"))?;
     let chain = env.swaps.chain();
-    let status = chain.signature_statuses(std::slice::from_ref(&open.payout_signature)).await.map_err(chain_error)?;
-    let height = chain.block_height().await.map_err(chain_error)?;
+    let status = chain.signature_statuses(std::slice::from_ref(&open.payout_signature)).await?;
+    let height = chain.block_height().await?;
     let destination = open.destination;
     let confirmed =
         |s: &chain::SignatureStatus| s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed);
@@ -220,7 +220,7 @@ async fn order_paid(
     let account = ata(destination, mint);
     let mut before: Option<String> = None;
     for _ in 0..ORDER_HISTORY_PAGES {
-        let page = chain.signatures_for_address(&account, before.as_deref(), 1000).await.map_err(chain_error)?;
+        let page = chain.signatures_for_address(&account, before.as_deref(), 1000).await?;
         for info in &page {
             if info.slot < since_slot {
                 return Ok(false);
@@ -229,7 +229,7 @@ async fn order_paid(
             if info.err.is_some() || info.memo.as_deref().is_some_and(|m| !m.contains(&memo)) {
                 continue;
             }
-            let Some(landed) = chain.transaction(&info.signature).await.map_err(chain_error)? else { continue };
+            let Some(landed) = chain.transaction(&info.signature).await? else { continue };
             let paid_by_pool = Transaction::parse(&landed.transaction).is_ok_and(|tx| {
                 tx.message.fee_payer() == Some(&pool.address)
                     && tx.message.instructions().iter().any(|ix| {
@@ -260,7 +260,7 @@ pub async fn confirmed_payouts(env: &Env<'_>, book: &Book) -> Result<Vec<(String
     }
     let ids: Vec<String> = book.open_orders.keys().take(256).cloned().collect();
     let signatures: Vec<String> = ids.iter().map(|id| book.open_orders[id].payout_signature.clone()).collect();
-    let statuses = env.swaps.chain().signature_statuses(&signatures).await.map_err(chain_error)?;
+    let statuses = env.swaps.chain().signature_statuses(&signatures).await?;
     let landed = |s: &chain::SignatureStatus| {
         s.err.is_none() && s.confirmation_status.is_some_and(|c| c != chain::Commitment::Processed)
     };
@@ -278,13 +278,13 @@ pub async fn deposited(
     signature: &str,
 ) -> Result<(u64, u64), FundsError> {
     let chain = env.swaps.chain().clone().with_commitment(chain::Commitment::Finalized);
-    let landed = chain.transaction(signature).await.map_err(chain_error)?.ok_or(SwapError::FundingNotFound)?;
+    let landed = chain.transaction(signature).await?.ok_or(SwapError::FundingNotFound)?;
     let meta = landed
         .meta
         .as_ref()
         .filter(|m| m.err.is_none())
         .ok_or(SwapError::NothingToDo("the encrypt transaction failed"))?;
-    let tx = Transaction::parse(&landed.transaction).map_err(|_| SwapError::Chain("unparseable transaction".into()))?;
+    let tx = landed_transaction(&landed.transaction)?;
     if tx.message.fee_payer() != Some(&pool.address) {
         return Err(nothing("that transaction is not a pool transaction"));
     }

@@ -22,7 +22,7 @@ use shared::solana::{Instruction, Message, Transaction, associated_token, system
 
 use super::keys::{Pool, seal_key};
 use super::payout::Payout;
-use super::{Admitted, Env, Funds, FundsError, chain_error, nothing, sealed};
+use super::{Admitted, Env, Funds, FundsError, nothing, sealed};
 use crate::funds::swap_check::ata;
 use crate::keys::SeedText;
 use crate::keys::custody::Custody;
@@ -125,7 +125,7 @@ pub(super) async fn hop(
     }
     let chain = env.swaps.chain();
     let rent = |len| chain.minimum_balance_for_rent_exemption(len);
-    let lamports = rent(token::ACCOUNT_LEN).await.map_err(chain_error)? + rent(0).await.map_err(chain_error)? + 4 * FEE;
+    let lamports = rent(token::ACCOUNT_LEN).await? + rent(0).await? + 4 * FEE;
     let payout = Payout {
         order_id: hop.shield_id.clone(),
         wallet_id: hop.wallet_id.clone(),
@@ -142,7 +142,7 @@ pub(super) async fn hop(
 pub(super) async fn deliver(env: &Env<'_>, hop: &Hop) -> Result<PrivacyAnswer, FundsError> {
     let swaps = env.swaps;
     let source = ata(&hop.address, &hop.mint);
-    let held = swaps.chain().token_balance(&source).await.map_err(chain_error)?.unwrap_or(0);
+    let held = swaps.chain().token_balance(&source).await?.unwrap_or(0);
     if held == 0 {
         return Err(nothing("the intermediate key holds nothing to deliver"));
     }
@@ -161,12 +161,12 @@ pub(super) async fn close(env: &Env<'_>, hop: &Hop, pool: &Pool) -> Result<Priva
     let chain = env.swaps.chain();
     let account = ata(&hop.address, &hop.mint);
     let mut ixs = Vec::new();
-    match chain.token_balance(&account).await.map_err(chain_error)? {
+    match chain.token_balance(&account).await? {
         Some(0) => ixs.push(token::close_account(&account, &pool.address, &hop.address)),
         Some(_) => return Err(nothing("the intermediate key still holds tokens: deliver first")),
         None => {}
     }
-    let lamports = chain.balance(&hop.address).await.map_err(chain_error)?.saturating_sub(FEE);
+    let lamports = chain.balance(&hop.address).await?.saturating_sub(FEE);
     if lamports > 0 {
         ixs.push(system::transfer(&hop.address, &pool.address, lamports));
     }
@@ -177,7 +177,7 @@ pub(super) async fn close(env: &Env<'_>, hop: &Hop, pool: &Pool) -> Result<Priva
 }
 
 async fn sign_as_hop(env: &Env<'_>, hop: &Hop, ixs: &[Instruction], amount: u64) -> Result<PrivacyAnswer, FundsError> {
-    let blockhash = env.swaps.chain().latest_blockhash().await.map_err(chain_error)?;
+    let blockhash = env.swaps.chain().latest_blockhash().await?;
     let message = Message::compile(&hop.address, ixs, blockhash.blockhash).map_err(|_| sealed())?;
     let mut tx = Transaction::new_unsigned(message);
     tx.sign(&[&hop.key]).map_err(|_| sealed())?;

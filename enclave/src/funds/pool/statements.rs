@@ -10,7 +10,7 @@ use shared::witness::Head;
 
 use super::book::Book;
 use super::keys::{self, Pool, Wallet};
-use super::{Env, FundsError, chain_error, sealed};
+use super::{Env, FundsError, sealed};
 use crate::funds::swap_check::ata;
 
 /// A wallet's private balance in the head book `blob` of `mint` (nothing before the first).
@@ -54,7 +54,7 @@ pub(super) async fn reserves(
     head: &Head,
     held: u64,
 ) -> Result<ReservesStatement, FundsError> {
-    let height = env.swaps.chain().block_height().await.map_err(chain_error)?;
+    let height = env.swaps.chain().block_height().await?;
     let mut statement = ReservesStatement {
         mint: book.mint.to_string(),
         pool: pool.address.to_string(),

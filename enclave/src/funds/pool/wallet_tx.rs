@@ -12,7 +12,7 @@ use shared::swap::SessionTerms;
 use super::fields::{address_field, amount_field};
 use super::keys::{Pool, Wallet};
 use super::payout::{POOL_MIN_LAMPORTS, check_pool_funded};
-use super::{Admitted, Env, Funds, FundsError, chain_error, sealed};
+use super::{Admitted, Env, Funds, FundsError, sealed};
 use crate::funds::swap_check::ata;
 
 /// A managed swap's session key's fees, on top of two token accounts' rent (as the relay gives
@@ -40,7 +40,7 @@ pub async fn deposit(
 ) -> Result<PrivacyAnswer, FundsError> {
     check_pool_funded(env, pool).await?;
     let source = ata(&wallet.address, mint);
-    let held = env.swaps.chain().token_balance(&source).await.map_err(chain_error)?.unwrap_or(0);
+    let held = env.swaps.chain().token_balance(&source).await?.unwrap_or(0);
     if held < amount {
         return Err(FundsError::InsufficientPublic);
     }
@@ -72,12 +72,12 @@ pub async fn swap_fund(funds: &Funds, env: &Env<'_>, a: &Admitted, pool: &Pool) 
     }
     let chain = env.swaps.chain();
     let source = ata(&wallet.address, &from_mint);
-    if chain.token_balance(&source).await.map_err(chain_error)?.unwrap_or(0) < amount {
+    if chain.token_balance(&source).await?.unwrap_or(0) < amount {
         return Err(FundsError::InsufficientPublic);
     }
-    let rent = chain.minimum_balance_for_rent_exemption(token::ACCOUNT_LEN).await.map_err(chain_error)?;
+    let rent = chain.minimum_balance_for_rent_exemption(token::ACCOUNT_LEN).await?;
     let lamports = 2 * rent + SESSION_FEE_LAMPORTS;
-    if chain.balance(&pool.address).await.map_err(chain_error)? < lamports + POOL_MIN_LAMPORTS {
+    if chain.balance(&pool.address).await? < lamports + POOL_MIN_LAMPORTS {
         return Err(FundsError::PoolUnfunded(pool.address.to_string()));
     }
     let min_out = env.swaps.least_out(&from_mint, &to_mint, amount, slippage).await?;
@@ -118,7 +118,7 @@ async fn sign_from_wallet(
     mint: &Address,
     amount: u64,
 ) -> Result<PrivacyAnswer, FundsError> {
-    let blockhash = env.swaps.chain().latest_blockhash().await.map_err(chain_error)?;
+    let blockhash = env.swaps.chain().latest_blockhash().await?;
     let message = Message::compile(&pool.address, ixs, blockhash.blockhash).map_err(|_| sealed())?;
     let mut tx = Transaction::new_unsigned(message);
     tx.sign(&[&pool.key, &wallet.key]).map_err(|_| sealed())?;

@@ -9,15 +9,14 @@ use shared::solana::{Instruction, Message, MessageV0, PACKET_DATA_SIZE, Transact
 use shared::swap::{SignedStep, StepAnswer, SwapReceipt, receipt_address};
 
 use super::session::Session;
-use super::{RouterApi, SIGNATURE_FEE, SLIPPAGE_BPS, SwapError, Swaps, chain_error};
+use super::{RouterApi, SIGNATURE_FEE, SLIPPAGE_BPS, SwapError, Swaps, landed_transaction};
 use crate::funds::swap_check::{self, ata};
 use crate::keys::EnclaveKeys;
 
 impl Swaps {
     pub(super) async fn check_funding(&self, s: &Session, signature: &str) -> Result<(), SwapError> {
-        let landed = self.chain.transaction(signature).await.map_err(chain_error)?.ok_or(SwapError::FundingNotFound)?;
-        let tx =
-            Transaction::parse(&landed.transaction).map_err(|_| SwapError::Chain("unparseable transaction".into()))?;
+        let landed = self.chain.transaction(signature).await?.ok_or(SwapError::FundingNotFound)?;
+        let tx = landed_transaction(&landed.transaction)?;
         let failed = landed.meta.as_ref().is_none_or(|m| m.err.is_some());
         swap_check::check_funding(&s.terms, &s.address, &tx, failed)?;
         Ok(())
@@ -25,27 +24,22 @@ impl Swaps {
 
     /// The router's swap of the whole input, checked, signed by the session key.
     pub(super) async fn swap(&self, s: &Session) -> Result<StepAnswer, SwapError> {
-        let held = self.chain.token_balance(&ata(&s.address, &s.terms.from_mint)).await.map_err(chain_error)?;
+        let held = self.chain.token_balance(&ata(&s.address, &s.terms.from_mint)).await?;
         if held.unwrap_or(0) < s.terms.amount {
             return Err(SwapError::NothingToDo("the session does not hold its input (already swapped or refunded)"));
         }
         if self.router_api == RouterApi::Build {
             return self.swap_built(s).await;
         }
-        let router = |e: chain::RouterError| SwapError::Router(e.to_string());
-        let quote = self
-            .router
-            .quote(&s.terms.from_mint, &s.terms.to_mint, s.terms.amount, SLIPPAGE_BPS)
-            .await
-            .map_err(router)?;
-        let swap = self.router.swap(&s.address, &quote).await.map_err(router)?;
-        let mut tx =
-            Transaction::parse(&swap.transaction).map_err(|_| SwapError::Router("unparseable transaction".into()))?;
+        let quote = self.router.quote(&s.terms.from_mint, &s.terms.to_mint, s.terms.amount, SLIPPAGE_BPS).await?;
+        let swap = self.router.swap(&s.address, &quote).await?;
+        let mut tx = Transaction::parse(&swap.transaction)
+            .map_err(|_| SwapError::RouterTransaction("unparseable transaction"))?;
         let out = swap_check::check_swap(&s.terms, &s.address, &tx, &self.router_programs)?;
         if !swap_check::other_signers_present(&tx, &s.address) {
-            return Err(SwapError::Router("the transaction lacks the router's own signatures".into()));
+            return Err(SwapError::RouterTransaction("the transaction lacks the router's own signatures"));
         }
-        tx.sign(&[&s.key]).map_err(|_| SwapError::Router("the session key is not a signer".into()))?;
+        tx.sign(&[&s.key]).map_err(|_| SwapError::RouterTransaction("the session key is not a signer"))?;
         Ok(signed(&tx, swap.last_valid_block_height, out))
     }
 
@@ -54,12 +48,8 @@ impl Swaps {
     /// router's lookup tables, then checked by the Jupiter rule set.
     async fn swap_built(&self, s: &Session) -> Result<StepAnswer, SwapError> {
         let t = &s.terms;
-        let built = self
-            .router
-            .build(&t.from_mint, &t.to_mint, t.amount, SLIPPAGE_BPS, &s.address)
-            .await
-            .map_err(|e| SwapError::Router(e.to_string()))?;
-        let blockhash = self.chain.latest_blockhash().await.map_err(chain_error)?;
+        let built = self.router.build(&t.from_mint, &t.to_mint, t.amount, SLIPPAGE_BPS, &s.address).await?;
+        let blockhash = self.chain.latest_blockhash().await?;
         let keep = [ata(&s.address, &t.from_mint), ata(&s.address, &t.to_mint), t.to_mint];
         let message = MessageV0::compile_with_lookups(
             &s.address,
@@ -68,12 +58,12 @@ impl Swaps {
             &built.lookup_tables,
             &keep,
         )
-        .map_err(|_| SwapError::Router("instructions that do not compile".into()))?;
+        .map_err(|_| SwapError::RouterTransaction("instructions that do not compile"))?;
         let mut tx = Transaction::new_unsigned(message);
         let out = swap_check::jupiter::check_swap(t, &s.address, &tx)?;
-        tx.sign(&[&s.key]).map_err(|_| SwapError::Router("the session key is not a signer".into()))?;
+        tx.sign(&[&s.key]).map_err(|_| SwapError::RouterTransaction("the session key is not a signer"))?;
         if tx.serialize().len() > PACKET_DATA_SIZE {
-            return Err(SwapError::Router("the swap does not fit in a transaction".into()));
+            return Err(SwapError::RouterTransaction("the swap does not fit in a transaction"));
         }
         Ok(signed(&tx, blockhash.last_valid_block_height, out))
     }
@@ -89,12 +79,11 @@ impl Swaps {
         let (mut rent, mut moved) = (0, 0);
         for (mint, recipient) in [(&s.terms.to_mint, &output_to), (&s.terms.from_mint, &payer)] {
             let source = ata(&s.address, mint);
-            let Some(amount) = self.chain.token_balance(&source).await.map_err(chain_error)? else { continue };
+            let Some(amount) = self.chain.token_balance(&source).await? else { continue };
             if amount > 0 {
                 let destination = ata(recipient, mint);
-                if self.chain.account(&destination).await.map_err(chain_error)?.is_none() {
-                    rent +=
-                        self.chain.minimum_balance_for_rent_exemption(token::ACCOUNT_LEN).await.map_err(chain_error)?;
+                if self.chain.account(&destination).await?.is_none() {
+                    rent += self.chain.minimum_balance_for_rent_exemption(token::ACCOUNT_LEN).await?;
                     ixs.push(associated_token::create_idempotent(&s.address, recipient, mint, &TOKEN_PROGRAM));
                 }
                 let decimals = self.decimals(mint).await?;
@@ -110,7 +99,7 @@ impl Swaps {
         if deliver && moved == 0 {
             return Err(SwapError::NothingToDo("the session holds no output"));
         }
-        let lamports = self.chain.balance(&s.address).await.map_err(chain_error)?;
+        let lamports = self.chain.balance(&s.address).await?;
         let rest = lamports.saturating_sub(rent + SIGNATURE_FEE);
         if rest > 0 {
             ixs.push(system::transfer(&s.address, &s.sol_to, rest));
@@ -118,7 +107,7 @@ impl Swaps {
         if ixs.is_empty() {
             return Err(SwapError::NothingToDo("the session holds nothing"));
         }
-        let blockhash = self.chain.latest_blockhash().await.map_err(chain_error)?;
+        let blockhash = self.chain.latest_blockhash().await?;
         let message = Message::compile(&s.address, &ixs, blockhash.blockhash).map_err(|_| SwapError::Sealed)?;
         let mut tx = Transaction::new_unsigned(message);
         tx.sign(&[&s.key]).map_err(|_| SwapError::Sealed)?;
@@ -139,13 +128,11 @@ impl Swaps {
         let landed = self
             .chain
             .transaction(final_tx_sig)
-            .await
-            .map_err(chain_error)?
+            .await?
             .ok_or(SwapError::NothingToDo("the delivery is not on chain"))?;
         let meta =
             landed.meta.as_ref().filter(|m| m.err.is_none()).ok_or(SwapError::NothingToDo("the delivery failed"))?;
-        let tx =
-            Transaction::parse(&landed.transaction).map_err(|_| SwapError::Chain("unparseable transaction".into()))?;
+        let tx = landed_transaction(&landed.transaction)?;
         if tx.message.fee_payer() != Some(&s.address) {
             return Err(SwapError::NothingToDo("that transaction is not this session's delivery"));
         }

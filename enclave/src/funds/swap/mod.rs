@@ -17,7 +17,7 @@ use std::time::Duration;
 use chain::{Chain, Router, RpcChain};
 use shared::address::Address;
 use shared::solana::programs::TOKEN_PROGRAM;
-use shared::solana::token;
+use shared::solana::{Transaction, token};
 use shared::swap::{StepAnswer, StepRequest};
 
 use crate::funds::swap_check::CheckError;
@@ -44,9 +44,12 @@ pub enum SwapError {
     #[error("the funding transaction is not on chain (yet)")]
     FundingNotFound,
     #[error("the chain could not be read: {0}")]
-    Chain(String),
+    Chain(#[from] chain::ChainError),
     #[error("the router: {0}")]
-    Router(String),
+    Router(#[from] chain::RouterError),
+    /// The router's transaction, as fetched or compiled here, is not one this enclave signs.
+    #[error("the router: {0}")]
+    RouterTransaction(&'static str),
     #[error("there is nothing to move: {0}")]
     NothingToDo(&'static str),
     #[error("the session is sealed wrong")]
@@ -62,8 +65,11 @@ pub struct Swaps {
     oneshot_max_slippage_bps: u16,
 }
 
-fn chain_error(e: chain::ChainError) -> SwapError {
-    SwapError::Chain(e.to_string())
+/// A landed transaction as the node returned it (its bytes not a transaction: a malformed answer).
+pub(crate) fn landed_transaction(bytes: &[u8]) -> Result<Transaction, SwapError> {
+    let detail = "unparseable transaction";
+    Transaction::parse(bytes)
+        .map_err(|_| SwapError::Chain(chain::ChainError::Malformed { method: "getTransaction", detail: detail.into() }))
 }
 
 impl Swaps {
@@ -139,11 +145,7 @@ impl Swaps {
         amount: u64,
         slippage_bps: u16,
     ) -> Result<u64, SwapError> {
-        let quote = self
-            .router
-            .quote(from_mint, to_mint, amount, slippage_bps)
-            .await
-            .map_err(|e| SwapError::Router(e.to_string()))?;
+        let quote = self.router.quote(from_mint, to_mint, amount, slippage_bps).await?;
         Ok((u128::from(quote.out_amount) * u128::from(10_000 - slippage_bps.min(10_000)) / 10_000) as u64)
     }
 
@@ -153,7 +155,7 @@ impl Swaps {
     }
 
     pub(crate) async fn decimals(&self, mint: &Address) -> Result<u8, SwapError> {
-        let account = self.chain.account(mint).await.map_err(chain_error)?;
+        let account = self.chain.account(mint).await?;
         // A mint's decimals sit at offset 44 of its 82 bytes.
         account
             .filter(|a| a.owner == TOKEN_PROGRAM && a.data.len() == token::MINT_LEN)

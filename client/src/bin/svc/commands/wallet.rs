@@ -126,6 +126,20 @@ pub struct Moved {
     owner_key: Option<PathBuf>,
 }
 
+impl OfWallet {
+    /// `amount` (this request's, as the API writes it) of the mint to `to`.
+    fn payout<'a>(&'a self, amount: &'a str, to: &'a str) -> Payout<'a> {
+        Payout { wallet_id: &self.wallet_id, mint: &self.mint, amount, destination: to }
+    }
+}
+
+impl Moved {
+    /// The owner's signing key, when one was given.
+    fn owner(&self) -> Result<Option<ed25519_dalek::SigningKey>, client::ClientError> {
+        self.owner_key.as_deref().map(client::swap::read_keypair).transpose()
+    }
+}
+
 /// A started session: the whole answer, or its id to poll.
 fn print_started(json: bool, started: &serde_json::Value) {
     match json {
@@ -201,25 +215,21 @@ pub async fn run(ctx: Context, command: WalletCommand) -> Result<Exit, Failure> 
                 .await?;
             print_started(json, &started);
         }
-        WalletCommand::Encrypt(Moved { of: OfWallet { wallet_id, mint, amount }, owner_key }) => {
-            let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
-            let started = client.wallet_encrypt(&wallet_id, &mint, &amount.to_string(), owner.as_ref()).await?;
+        WalletCommand::Encrypt(moved) => {
+            let OfWallet { wallet_id, mint, amount } = &moved.of;
+            let started = client.wallet_encrypt(wallet_id, mint, &amount.to_string(), moved.owner()?.as_ref()).await?;
             print_started(json, &started);
         }
-        WalletCommand::Shield { moved: Moved { of: OfWallet { wallet_id, mint, amount }, owner_key }, to } => {
-            let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
-            let amount = amount.to_string();
-            let payout = Payout { wallet_id: &wallet_id, mint: &mint, amount: &amount, destination: &to };
-            let started = client.wallet_shield(payout, owner.as_ref()).await?;
+        WalletCommand::Shield { moved, to } => {
+            let amount = moved.of.amount.to_string();
+            let started = client.wallet_shield(moved.of.payout(&amount, &to), moved.owner()?.as_ref()).await?;
             print_started(json, &started);
         }
-        WalletCommand::Withdraw { moved: Moved { of: OfWallet { wallet_id, mint, amount }, owner_key }, to } => {
-            let owner = owner_key.as_deref().map(client::swap::read_keypair).transpose()?;
-            let amount = amount.to_string();
-            let payout = Payout { wallet_id: &wallet_id, mint: &mint, amount: &amount, destination: &to };
+        WalletCommand::Withdraw { moved, to } => {
+            let amount = moved.of.amount.to_string();
             // A freshly started enclave signs nothing for a few blocks (docs/wallets.md): the
             // client waits that out with the same signed request (one nonce, one withdrawal).
-            let done = client.wallet_withdraw(payout, owner.as_ref()).await?;
+            let done = client.wallet_withdraw(moved.of.payout(&amount, &to), moved.owner()?.as_ref()).await?;
             if json {
                 print_json(&done);
             } else {
