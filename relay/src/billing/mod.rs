@@ -16,15 +16,15 @@ impl From<BillingError> for RelayError {
         match e {
             BillingError::Insufficient => RelayError::InsufficientBalance,
             BillingError::Store(e) => e.into(),
-            other => {
-                tracing::error!(error = %other, "billing error");
-                RelayError::Internal("a billing error")
-            }
+            // The relay's own charges: a fault of its code or configuration, never the caller's.
+            BillingError::UnknownCurrency(_) => RelayError::Internal("a charge in a currency this relay does not list"),
+            BillingError::NotPositive => RelayError::Internal("a charge of no amount"),
         }
     }
 }
 
-/// The account's balance, usage and deposits.
+/// The account's balance, usage and deposits: they take the store, the keys and the
+/// deposits' own state.
 pub fn routes() -> axum::Router<crate::state::App> {
     use axum::routing::get;
     axum::Router::new()

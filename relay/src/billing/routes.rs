@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::balances::{self, UsageRow};
 use crate::accounts::keys::{Account, Authorized};
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
+use crate::store::Store;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Amount {
@@ -30,11 +30,11 @@ pub struct Balances {
     responses((status = 200, body = Balances), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn balance(
-    State(app): State<App>,
+    State(store): State<Store>,
     Authorized { caller, .. }: Authorized<Account>,
 ) -> Result<Json<Balances>, RelayError> {
     let key_id = caller.key_id;
-    let balances = balances::balances(&app.store, &key_id)
+    let balances = balances::balances(&store, &key_id)
         .await?
         .into_iter()
         .map(|(currency, a)| Amount { currency, amount: a.to_string() })
@@ -66,7 +66,7 @@ pub struct UsagePage {
     responses((status = 200, body = UsagePage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn usage(
-    State(app): State<App>,
+    State(store): State<Store>,
     Authorized { caller, .. }: Authorized<Account>,
     Query(query): Query<UsageQuery>,
 ) -> Result<Json<UsagePage>, RelayError> {
@@ -87,8 +87,7 @@ pub async fn usage(
             Some((at.parse::<i64>().map_err(|_| bad())?, id.to_string()))
         }
     };
-    let rows =
-        balances::usage_page(&app.store, &key_id, limit + 1, cursor.as_ref().map(|(a, i)| (*a, i.as_str()))).await?;
+    let rows = balances::usage_page(&store, &key_id, limit + 1, cursor.as_ref().map(|(a, i)| (*a, i.as_str()))).await?;
     let more = rows.len() as i64 > limit;
     let data: Vec<UsageRow> = rows.into_iter().take(limit as usize).collect();
     let next_cursor = match (more, data.last()) {

@@ -244,3 +244,28 @@ impl From<EnvelopeError> for RelayError {
         RelayError::InvalidEnvelope(e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_internal_error_keeps_its_cause_for_the_log_and_answers_without_it() {
+        let storage = RelayError::from(StoreError::Corrupt("a session row without its terms"));
+        assert!(matches!(storage, RelayError::Storage(StoreError::Corrupt(_))));
+        for e in [storage, RelayError::Internal("a kept answer lacks its session id")] {
+            let body = e.body(Surface::default());
+            assert_eq!(
+                (e.status_and_code(), body.error.as_str(), body.message.as_str()),
+                ((500, codes::INTERNAL), codes::INTERNAL, "internal error")
+            );
+            assert!(e.to_string().ends_with("without its terms") || e.to_string().ends_with("its session id"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_database_that_does_not_answer_is_unavailable_not_internal() {
+        let e = RelayError::from(StoreError::Db(sqlx::Error::PoolTimedOut));
+        assert_eq!(e.status_and_code(), (503, codes::DATABASE_UNAVAILABLE));
+    }
+}
