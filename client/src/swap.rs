@@ -16,6 +16,7 @@ use ed25519_dalek::SigningKey;
 use serde::Serialize;
 use serde_json::Value;
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::solana::Transaction;
 use shared::swap::{OneshotStart, ParsedTerms, SwapReceipt, funding};
 
@@ -200,7 +201,7 @@ impl Client {
             Err(e) => return Err(e),
         };
         if let Some((terms, funding_sig)) = expect {
-            let out = shared::swap::parse_amount(&receipt.actual_out).ok_or(refused("actualOut is malformed"))?;
+            let out = Amount::parse(&receipt.actual_out).ok_or(refused("actualOut is malformed"))?.0;
             let same = receipt.from_mint == terms.from_mint.to_string()
                 && receipt.to_mint == terms.to_mint.to_string()
                 && receipt.amount_in == terms.amount.to_string()
@@ -264,7 +265,7 @@ pub async fn own_floor(router_url: &str, request: &OneshotRequest) -> Result<u64
     let tls = if router_url.starts_with("https://") { Some(chain::web_pki()) } else { None };
     let router = chain::Router::new(router_url, None, Duration::from_secs(20), tls);
     let mint = |text: &str| Address::parse(text).ok_or_else(|| ClientError::Malformed(format!("mint `{text}`")));
-    let amount = shared::swap::parse_amount(&request.amount).ok_or_else(|| ClientError::Malformed("amount".into()))?;
+    let amount = Amount::parse(&request.amount).ok_or_else(|| ClientError::Malformed("amount".into()))?.0;
     let quote = router
         .quote(&mint(&request.from_mint)?, &mint(&request.to_mint)?, amount, request.slippage_bps)
         .await

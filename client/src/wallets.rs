@@ -9,9 +9,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::privacy::WalletCertificate;
-use shared::solana::programs::TOKEN_PROGRAM;
-use shared::solana::{Message, Transaction, VersionedMessage, associated_token, token};
+use shared::solana::{Message, Transaction, VersionedMessage};
+use shared::swap::funding::token_transfer;
 use shared::wire::codes;
 
 pub use shared::api::{WalletCreated, WalletFundIntent};
@@ -126,8 +127,8 @@ impl Client {
                 .map_err(|_| ClientError::Mismatch("a private balance without the enclave's statement"))?;
             if statement.verify().is_err()
                 || statement.wallet_id != wallet_id
-                || entry["mint"].as_str() != Some(&statement.mint)
-                || entry["raw"].as_str() != Some(&statement.balance)
+                || entry["mint"].as_str() != Some(&*statement.mint.to_string())
+                || entry["raw"].as_str() != Some(&*statement.balance.to_string())
             {
                 return Err(ClientError::Mismatch("a private balance is not what the enclave signed"));
             }
@@ -297,7 +298,9 @@ impl Client {
         {
             return Err(ClientError::Mismatch("the withdrawal order is not signed as answered"));
         }
-        if o.mint != mint || o.amount != amount || o.destination != destination || o.wallet_id != wallet_id {
+        let asked =
+            (o.mint.to_string() == mint, o.amount.to_string() == amount, o.destination.to_string() == destination);
+        if asked != (true, true, true) || o.wallet_id != wallet_id {
             return Err(ClientError::Mismatch("the withdrawal order is not for this request"));
         }
         self.check_enclave_signer(&o.enclave_pubkey).await?;
@@ -308,7 +311,7 @@ impl Client {
     pub async fn reserves(&self, mint: &str) -> Result<shared::privacy::ReservesStatement, ClientError> {
         let statement: shared::privacy::ReservesStatement =
             self.get(&format!("/agents/v1/reserves?mint={}", seg(mint))).await?;
-        if statement.verify().is_err() || statement.mint != mint {
+        if statement.verify().is_err() || statement.mint.to_string() != mint {
             return Err(ClientError::Mismatch("the statement of reserves does not verify"));
         }
         self.check_enclave_signer(&statement.enclave_pubkey).await?;
@@ -428,22 +431,11 @@ pub fn check_intent(
         |why: &str| ClientError::Malformed(format!("the fund-intent transaction is not the one asked for: {why}"));
     let bytes = shared::b64::decode(&intent.tx).map_err(|_| bad("not base64"))?;
     let tx = Transaction::parse(&bytes).map_err(|_| bad("not a transaction"))?;
-    let to = Address::parse(&intent.to).ok_or_else(|| bad("`to` is not an address"))?;
-    if intent.mint != mint.to_string() || intent.amount != amount.to_string() {
+    if intent.mint != *mint || intent.amount != Amount(amount) {
         return Err(bad("another mint or amount"));
     }
     let blockhash = *tx.message.recent_blockhash();
-    let instructions = [
-        associated_token::create_idempotent(payer, &to, mint, &TOKEN_PROGRAM),
-        token::transfer_checked(
-            &associated_token::address(payer, mint, &TOKEN_PROGRAM),
-            mint,
-            &associated_token::address(&to, mint, &TOKEN_PROGRAM),
-            payer,
-            amount,
-            decimals,
-        ),
-    ];
+    let instructions = token_transfer(payer, &intent.to, mint, amount, decimals);
     let expected = Message::compile(payer, &instructions, blockhash).map_err(|_| bad("cannot rebuild"))?;
     if tx.message != VersionedMessage::Legacy(expected) {
         return Err(bad("its instructions differ"));
@@ -480,6 +472,9 @@ pub async fn sign_and_send(
 
 #[cfg(test)]
 mod tests {
+    use shared::solana::programs::TOKEN_PROGRAM;
+    use shared::solana::{associated_token, token};
+
     use super::*;
 
     fn intent(payer: &Address, to: &Address, mint: &Address, amount: u64, decimals: u8) -> WalletFundIntent {
@@ -497,10 +492,10 @@ mod tests {
         let tx = Transaction::new_unsigned(Message::compile(payer, &ixs, [4; 32]).unwrap());
         WalletFundIntent {
             tx: shared::b64::encode(tx.serialize()),
-            mint: mint.to_string(),
-            amount: amount.to_string(),
-            to: to.to_string(),
-            token_account: associated_token::address(to, mint, &TOKEN_PROGRAM).to_string(),
+            mint: *mint,
+            amount: Amount(amount),
+            to: *to,
+            token_account: associated_token::address(to, mint, &TOKEN_PROGRAM),
             last_valid_block_height: 1,
         }
     }
@@ -551,11 +546,11 @@ mod tests {
         assert!(check_intent(&good, &other, &mint, 5_000, 6).is_err());
         // A transaction that pays someone else than the `to` it names: refused.
         let mut swapped = intent(&payer, &other, &mint, 5_000, 6);
-        swapped.to = to.to_string();
+        swapped.to = to;
         assert!(check_intent(&swapped, &payer, &mint, 5_000, 6).is_err());
         // A larger transfer behind the same answer fields: refused.
         let mut larger = intent(&payer, &to, &mint, 50_000, 6);
-        larger.amount = "5000".into();
+        larger.amount = Amount(5000);
         assert!(check_intent(&larger, &payer, &mint, 5_000, 6).is_err());
     }
 }

@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::address::Address;
+use crate::amount::Amount;
+
 /// `POST /agents/v1/wallets` (contract §2.9), plus the webhook secret (shown this once).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -31,12 +34,16 @@ pub struct WalletCreated {
 pub struct WalletFundIntent {
     /// Unsigned base64 transaction; the payer signs and sends it.
     pub tx: String,
-    pub mint: String,
-    pub amount: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub mint: Address,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub amount: Amount,
     /// The wallet's address (`privAddress`).
-    pub to: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub to: Address,
     /// The wallet's token account of the mint, which the transaction creates when needed.
-    pub token_account: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub token_account: Address,
     pub last_valid_block_height: u64,
 }
 
@@ -57,12 +64,15 @@ pub struct DepositAddress {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TokenAccount {
-    pub mint: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub mint: Address,
     pub currency: String,
     /// The owner's associated token account of the mint.
-    pub token_account: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub token_account: Address,
     /// Base units below which a deposit is not credited.
-    pub min_amount: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub min_amount: Amount,
 }
 
 /// `GET /attestation/{address}/ledger`: where a receipt's commit is.

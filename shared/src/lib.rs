@@ -5,6 +5,7 @@
 //! and can be tested with known-answer vectors.
 
 pub mod address;
+pub mod amount;
 #[cfg(feature = "api")]
 pub mod api;
 #[cfg(feature = "verify")]

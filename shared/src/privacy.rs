@@ -7,8 +7,10 @@
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde::{Deserialize, Serialize};
 
+use crate::address::Address;
+use crate::amount::Amount;
 #[cfg(feature = "swap-client")]
-use crate::{address::Address, b64};
+use crate::b64;
 
 /// The headers an owner-signed request carries.
 pub const OWNER_TIMESTAMP_HEADER: &str = "x-owner-timestamp";
@@ -188,15 +190,15 @@ pub struct PrivacyAnswer {
     pub last_valid_block_height: Option<u64>,
     /// The mint and base units the step moved or credited, as the enclave read them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mint: Option<String>,
+    pub mint: Option<Address>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amount: Option<String>,
+    pub amount: Option<Amount>,
     /// The book after the step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub book: Option<SealedBook>,
     /// The wallet's private balance after the step (base units).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub balance: Option<String>,
+    pub balance: Option<Amount>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<WithdrawalOrder>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,10 +256,10 @@ pub struct WithdrawalOrder {
     pub order_id: String,
     pub wallet_id: String,
     /// The wallet's address (`privAddress`).
-    pub wallet: String,
-    pub mint: String,
-    pub amount: String,
-    pub destination: String,
+    pub wallet: Address,
+    pub mint: Address,
+    pub amount: Amount,
+    pub destination: Address,
     /// The book version the debit produced.
     pub book_version: u64,
     pub payout_signature: String,
@@ -290,9 +292,6 @@ impl WithdrawalOrder {
     /// they attested).
     #[cfg(feature = "swap-client")]
     pub fn verify(&self) -> Result<(), SignedDocError> {
-        for (name, value) in [("wallet", &self.wallet), ("mint", &self.mint), ("destination", &self.destination)] {
-            Address::parse(value).ok_or(SignedDocError::Malformed(name))?;
-        }
         verify_by(&self.enclave_pubkey, &self.signature, &self.message())
     }
 }
@@ -305,10 +304,13 @@ impl WithdrawalOrder {
 pub struct BalanceStatement {
     pub wallet_id: String,
     /// The wallet's address.
-    pub wallet: String,
-    pub mint: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub wallet: Address,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub mint: Address,
     /// Base units.
-    pub balance: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub balance: Amount,
     pub book_version: u64,
     pub book_digest: String,
     pub issued_at: u64,
@@ -337,14 +339,15 @@ impl BalanceStatement {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReservesStatement {
-    pub mint: String,
+    pub mint: Address,
     /// The pool key's address and its token account of the mint.
-    pub pool: String,
-    pub pool_token_account: String,
+    pub pool: Address,
+    pub pool_token_account: Address,
     /// Base units the pool's token account held at `blockHeight`.
-    pub pool_balance: String,
+    pub pool_balance: Amount,
     /// What the book owes: its private balances and the withdrawals whose payout has not
-    /// been seen landed.
+    /// been seen landed. Base units as decimal digits; a sum, so it may pass `u64` (a book
+    /// that owes more than any token account can hold says so, exactly).
     pub liabilities: String,
     /// Wallets with a non-zero private balance.
     pub wallets: u64,
@@ -385,10 +388,7 @@ impl ReservesStatement {
     /// The invariant: the book owes no more than the pool holds.
     #[cfg(feature = "swap-client")]
     pub fn solvent(&self) -> bool {
-        match (self.liabilities.parse::<u64>(), self.pool_balance.parse::<u64>()) {
-            (Ok(owed), Ok(held)) => owed <= held,
-            _ => false,
-        }
+        self.liabilities.parse::<u128>().is_ok_and(|owed| owed <= u128::from(self.pool_balance.0))
     }
 }
 
@@ -412,13 +412,13 @@ mod tests {
     }
 
     fn order(key: &SigningKey) -> WithdrawalOrder {
-        let a = Address([7; 32]).to_string();
+        let a = Address([7; 32]);
         let mut o = WithdrawalOrder {
             order_id: "o".into(),
             wallet_id: "w".into(),
-            wallet: a.clone(),
-            mint: a.clone(),
-            amount: "5".into(),
+            wallet: a,
+            mint: a,
+            amount: Amount(5),
             destination: a,
             book_version: 3,
             payout_signature: "sig".into(),
@@ -436,20 +436,25 @@ mod tests {
         let o = order(&key);
         assert_eq!(o.verify(), Ok(()));
         let mut changed = o.clone();
-        changed.destination = Address([8; 32]).to_string();
+        changed.destination = Address([8; 32]);
         assert_eq!(changed.verify(), Err(SignedDocError::BadSignature));
-        let mut changed = o;
-        changed.amount = "6".into();
+        let mut changed = o.clone();
+        changed.amount = Amount(6);
         assert_eq!(changed.verify(), Err(SignedDocError::BadSignature));
+        // The signed text says "5" once: "05" or "5.0" is not read as the same order.
+        let mut json = serde_json::to_value(&o).unwrap();
+        assert_eq!((json["amount"].as_str(), json["mint"].as_str()), (Some("5"), Some(&*Address([7; 32]).to_string())));
+        json["amount"] = "05".into();
+        assert!(serde_json::from_value::<WithdrawalOrder>(json).is_err());
     }
 
     #[test]
     fn solvency_compares_numbers_not_strings() {
         let mut s = ReservesStatement {
-            mint: "m".into(),
-            pool: "p".into(),
-            pool_token_account: "t".into(),
-            pool_balance: "10".into(),
+            mint: Address([1; 32]),
+            pool: Address([2; 32]),
+            pool_token_account: Address([3; 32]),
+            pool_balance: Amount(10),
             liabilities: "9".into(),
             wallets: 1,
             book_version: 1,
@@ -464,5 +469,8 @@ mod tests {
         assert!(!s.solvent());
         s.liabilities = "x".into();
         assert!(!s.solvent());
+        let mut json = serde_json::to_value(&s).unwrap();
+        json["poolBalance"] = "x".into();
+        assert!(serde_json::from_value::<ReservesStatement>(json).is_err());
     }
 }

@@ -39,7 +39,7 @@ fn main() {
             wallets.push((created.wallet_id, owner));
         }
         let statement = client.reserves(&w.usdc.to_string()).await.unwrap();
-        w.chain.fund_sol(&Address::parse(&statement.pool).unwrap(), 100 * SOL);
+        w.chain.fund_sol(&statement.pool, 100 * SOL);
         let mint = w.usdc.to_string();
 
         let amount = (10 * USDC).to_string();
@@ -113,7 +113,7 @@ fn main() {
         }
         let statement = client.reserves(&mint).await.unwrap();
         assert!(statement.solvent());
-        assert_eq!(statement.liabilities, statement.pool_balance, "everything in the pool is owed");
+        assert_eq!(statement.liabilities, statement.pool_balance.to_string(), "everything in the pool is owed");
     });
 }
 

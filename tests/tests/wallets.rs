@@ -161,10 +161,7 @@ async fn a_wallet_is_created_funded_audited_and_its_webhooks_verify() {
     // token never sent is a public zero.
     let client = w.client();
     let intent = client.fund_intent(&id, &usdc, "5000000", &payer.address.to_string()).await.unwrap();
-    assert_eq!(
-        (intent.mint.as_str(), intent.amount.as_str(), intent.to.as_str()),
-        (usdc.as_str(), "5000000", address.to_string().as_str())
-    );
+    assert_eq!((intent.mint, intent.amount.0, intent.to), (w.usdc, 5_000_000, address));
     let tx = client::wallets::check_intent(&intent, &payer.address, &w.usdc, 5_000_000, 6).unwrap();
     client::wallets::sign_and_send(&w.rpc, tx, &payer.key, intent.last_valid_block_height).await.unwrap();
     // Each private balance carries the enclave's signed statement of it (svc checked each against

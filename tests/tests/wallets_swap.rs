@@ -66,7 +66,7 @@ async fn a_managed_swap_pays_the_destination_once_and_a_failed_one_refunds_the_w
     pair.extend_from_slice(&address_of(&owner).0);
     std::fs::write(&owner_file, serde_json::to_string(&pair).unwrap()).unwrap();
     let (usdc, token) = (w.usdc.to_string(), w.token.to_string());
-    let pool = Address::parse(&w.client().reserves(&usdc).await.unwrap().pool).unwrap();
+    let pool = w.client().reserves(&usdc).await.unwrap().pool;
     let rpc = &w.rpc;
     let sol = |who: Address| async move { rpc.balance(&who).await.unwrap() };
     let (pool_sol, wallet_sol) = (sol(pool).await, sol(wallet).await);

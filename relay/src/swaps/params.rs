@@ -97,8 +97,8 @@ impl Fields {
     /// A positive amount of base units (decimal digits, no sign, no leading zeros).
     pub fn amount(&self, name: &'static str) -> Result<u64, RelayError> {
         let text = self.required(name)?;
-        match shared::swap::parse_amount(text) {
-            Some(n) if n > 0 => Ok(n),
+        match shared::amount::Amount::parse(text) {
+            Some(n) if n.0 > 0 => Ok(n.0),
             _ => Err(RelayError::input(
                 codes::INVALID_AMOUNT,
                 format!("`{name}` must be a positive whole number of base units, as a string"),

@@ -312,7 +312,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         match self.change_book(mint, request_for, intent).await {
             Ok(Outcome::Released(answer) | Outcome::Unchanged(answer)) => {
                 crate::failpoint::hit("privacy:credit:stored");
-                Ok(answer.balance.and_then(|b| b.parse().ok()))
+                Ok(answer.balance.map(|b| b.0))
             }
             // Credited by an earlier attempt whose answer this relay did not see through.
             Err(e) if nothing_to_do(&e, "already credited") => Ok(None),
@@ -366,7 +366,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             let request = |book| PrivacyRequest::Balance { wallet: wallet_blob.clone(), book, mint: mint.clone() };
             let statement = self.read_book(mint, request).await.ok().and_then(|a| a.balance_statement);
             let ours =
-                |s: &BalanceStatement| s.verify().is_ok() && s.wallet == wallet.address.to_string() && s.mint == *mint;
+                |s: &BalanceStatement| s.verify().is_ok() && s.wallet == wallet.address && s.mint.to_string() == *mint;
             balances.push(statement.filter(ours));
         }
         Ok(balances)
@@ -377,7 +377,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         let request = |book| PrivacyRequest::Reserves { pool: pool.clone(), book, mint: mint.to_string() };
         let answer = self.read_book(mint, request).await?;
         let statement = answer.reserves.ok_or(RelayError::EnclaveAnswer("a reserves answer without its statement"))?;
-        if statement.verify().is_err() || statement.mint != mint {
+        if statement.verify().is_err() || statement.mint.to_string() != mint {
             return Err(RelayError::EnclaveAnswer("the enclave's statement of reserves does not verify"));
         }
         Ok(statement)
@@ -399,9 +399,9 @@ async fn insert_payout(
     )
     .bind(&order.order_id)
     .bind(wallet_id)
-    .bind(&order.mint)
-    .bind(&order.amount)
-    .bind(&order.destination)
+    .bind(order.mint.to_string())
+    .bind(order.amount.to_string())
+    .bind(order.destination.to_string())
     .bind(serde_json::to_string(order).map_err(|_| RelayError::Internal("a value did not serialize"))?)
     .bind(&payout.transaction)
     .bind(&payout.signature)

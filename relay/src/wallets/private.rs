@@ -285,7 +285,8 @@ pub async fn withdraw(
     crate::failpoint::hit("privacy:withdraw:recorded");
     let wait = Duration::from_secs(agents.config.timeout_secs.max(1));
     let order = &withdrawal.order;
-    let landed = matches!(land(app, agents, &order.mint, &order.order_id, &withdrawal.payout, wait).await, Ok(true));
+    let landed =
+        matches!(land(app, agents, &order.mint.to_string(), &order.order_id, &withdrawal.payout, wait).await, Ok(true));
     Ok((withdrawal, landed))
 }
 

@@ -14,6 +14,7 @@ use chain::Chain;
 use serde::Serialize;
 use serde_json::json;
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::api::{WalletCreated, WalletFundIntent};
 use shared::wire::codes;
 
@@ -37,12 +38,14 @@ const MAX_MINTS: usize = 20;
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WalletBalance {
-    pub mint: String,
+    #[schema(value_type = String)]
+    pub mint: Address,
     /// `encrypted` (the private balance the enclave keeps, raw = base units), `public` (the
     /// on-chain token account, raw = base units), `unknown` (raw null: the enclave or the
     /// chain did not answer). Each mint asked gets its `encrypted` entry, then its `public` one.
     pub state: &'static str,
-    pub raw: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub raw: Option<Amount>,
     /// On an `encrypted` entry: the enclave's signed statement of that balance, read from the
     /// mint's witnessed head book (docs/wallets.md).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -218,10 +221,10 @@ pub async fn fund_intent(
     app.wallets.webhooks.wake.notify_one();
     Ok(Json(WalletFundIntent {
         tx: shared::b64::encode(tx.serialize()),
-        mint: mint.to_string(),
-        amount: amount.to_string(),
-        token_account: shared::swap::funding::token_account(&to, &mint).to_string(),
-        to: wallet.address.to_string(),
+        mint,
+        amount: Amount(amount),
+        token_account: shared::swap::funding::token_account(&to, &mint),
+        to: wallet.address,
         last_valid_block_height: blockhash.last_valid_block_height,
     }))
 }
@@ -266,16 +269,11 @@ pub async fn balance(
     let mut balances = Vec::with_capacity(2 * mints.len());
     for (mint, private) in mints.iter().zip(private) {
         let state = if private.is_some() { "encrypted" } else { "unknown" };
-        let raw = private.as_ref().map(|s| s.balance.clone());
-        balances.push(WalletBalance { mint: mint.to_string(), state, raw, statement: private });
+        let raw = private.as_ref().map(|s| s.balance);
+        balances.push(WalletBalance { mint: *mint, state, raw, statement: private });
         let raw = fund::public_balance(&agents.chain, &owner, mint).await;
         let state = if raw.is_some() { "public" } else { "unknown" };
-        balances.push(WalletBalance {
-            mint: mint.to_string(),
-            state,
-            raw: raw.map(|r| r.to_string()),
-            statement: None,
-        });
+        balances.push(WalletBalance { mint: *mint, state, raw: raw.map(Amount), statement: None });
     }
     Ok(Json(WalletBalances { balances }))
 }

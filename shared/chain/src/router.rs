@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::solana::{AccountMeta, Instruction};
 
 /// Largest router answer read.
@@ -63,9 +64,9 @@ pub struct Router {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct WireQuote {
-    in_amount: String,
-    out_amount: String,
-    other_amount_threshold: String,
+    in_amount: Amount,
+    out_amount: Amount,
+    other_amount_threshold: Amount,
     price_impact_pct: String,
     route_plan: Vec<Value>,
 }
@@ -73,7 +74,7 @@ struct WireQuote {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct WireBuild {
-    out_amount: String,
+    out_amount: Amount,
     #[serde(default)]
     compute_budget_instructions: Vec<WireInstruction>,
     #[serde(default)]
@@ -190,11 +191,10 @@ impl Router {
         let request = self.request(self.http.get(format!("{}/swap/v1/quote", self.base)).query(&query));
         let raw = Self::read(request.send().await.map_err(|_| RouterError::Unreachable)?).await?;
         let wire: WireQuote = serde_json::from_value(raw.clone()).map_err(|_| RouterError::Malformed)?;
-        let number = |s: &str| shared::swap::parse_amount(s).ok_or(RouterError::Malformed);
         Ok(Quote {
-            in_amount: number(&wire.in_amount)?,
-            out_amount: number(&wire.out_amount)?,
-            other_amount_threshold: number(&wire.other_amount_threshold)?,
+            in_amount: wire.in_amount.0,
+            out_amount: wire.out_amount.0,
+            other_amount_threshold: wire.other_amount_threshold.0,
             price_impact_pct: wire.price_impact_pct,
             route_plan_len: wire.route_plan.len(),
             raw,
@@ -245,7 +245,6 @@ impl Router {
                 Address::parse(table).zip(parsed).ok_or(RouterError::Malformed)
             })
             .collect::<Result<_, _>>()?;
-        let out_amount = shared::swap::parse_amount(&wire.out_amount).ok_or(RouterError::Malformed)?;
-        Ok(Build { instructions, lookup_tables, out_amount })
+        Ok(Build { instructions, lookup_tables, out_amount: wire.out_amount.0 })
     }
 }

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 use shared::address::Address;
+use shared::amount::Amount;
 
 use super::{Funds, FundsError};
 
@@ -44,7 +45,7 @@ pub(super) fn address_field(body: &Value, name: &'static str) -> Result<Address,
 
 pub(super) fn amount_field(body: &Value) -> Result<u64, FundsError> {
     let text = body.get("amount").and_then(Value::as_str);
-    text.and_then(shared::swap::parse_amount).filter(|a| *a > 0).ok_or(FundsError::BadBody("amount"))
+    text.and_then(Amount::parse).map(|a| a.0).filter(|a| *a > 0).ok_or(FundsError::BadBody("amount"))
 }
 
 #[cfg(test)]

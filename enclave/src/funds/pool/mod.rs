@@ -37,6 +37,7 @@ use std::sync::{Arc, Mutex};
 
 use chain::Chain;
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::privacy::{PrivacyAnswer, PrivacyRequest};
 
 pub use book::{Book, BookError, OpenOrder};
@@ -239,9 +240,9 @@ impl Funds {
         let balance = book.credit(holder, (signature, slot), amount)?;
         book.solvent(held)?;
         let released = PrivacyAnswer {
-            mint: Some(mint.to_string()),
-            amount: Some(amount.to_string()),
-            balance: Some(balance.to_string()),
+            mint: Some(*mint),
+            amount: Some(Amount(amount)),
+            balance: Some(Amount(balance)),
             ..Default::default()
         };
         self.propose(env, &head, book, released)

@@ -4,6 +4,7 @@
 use chain::Chain;
 use ed25519_dalek::Signer;
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::b64;
 use shared::privacy::{self, PrivacyAnswer, WithdrawalOrder};
 use shared::solana::programs::TOKEN_PROGRAM;
@@ -73,10 +74,10 @@ pub async fn pay_out(
     let mut order = WithdrawalOrder {
         order_id: p.order_id.clone(),
         wallet_id: p.wallet_id,
-        wallet: p.holder.to_string(),
-        mint: p.mint.to_string(),
-        amount: p.amount.to_string(),
-        destination: p.destination.to_string(),
+        wallet: p.holder,
+        mint: p.mint,
+        amount: Amount(p.amount),
+        destination: p.destination,
         book_version: head.version + 1,
         payout_signature: signed.signature.clone(),
         issued_at: env.now,
@@ -96,7 +97,7 @@ pub async fn pay_out(
     };
     let released = released_payout(&open, &p.mint);
     let left = book.debit(&p.holder, p.amount, &p.order_id, open)?;
-    funds.propose(env, &head, book, PrivacyAnswer { balance: Some(left.to_string()), ..released })
+    funds.propose(env, &head, book, PrivacyAnswer { balance: Some(Amount(left)), ..released })
 }
 
 /// What an open order gives out: its current payout and its order.
@@ -105,8 +106,8 @@ fn released_payout(open: &OpenOrder, mint: &Address) -> PrivacyAnswer {
         transaction: Some(open.payout.clone()),
         signature: Some(open.payout_signature.clone()),
         last_valid_block_height: Some(open.last_valid_block_height),
-        mint: Some(mint.to_string()),
-        amount: Some(open.amount.to_string()),
+        mint: Some(*mint),
+        amount: Some(Amount(open.amount)),
         order: Some(open.order.clone()),
         ..Default::default()
     }
@@ -115,7 +116,7 @@ fn released_payout(open: &OpenOrder, mint: &Address) -> PrivacyAnswer {
 /// The answer to a request whose order the head book holds already: the same order and its
 /// current payout, nothing debited again.
 pub fn answer_of(open: &OpenOrder, book: &Book, holder: &Address) -> PrivacyAnswer {
-    PrivacyAnswer { balance: Some(book.balance(holder).to_string()), ..released_payout(open, &book.mint) }
+    PrivacyAnswer { balance: Some(Amount(book.balance(holder))), ..released_payout(open, &book.mint) }
 }
 
 /// The payout of `amount` from the pool to `destination`, carrying the order's memo; the
@@ -187,8 +188,7 @@ pub async fn settle(
     };
     if landed {
         book.landed(&[order_id.to_string()], env.now);
-        let released =
-            PrivacyAnswer { mint: Some(mint.to_string()), amount: Some(open.amount.to_string()), ..Default::default() };
+        let released = PrivacyAnswer { mint: Some(*mint), amount: Some(Amount(open.amount)), ..Default::default() };
         return funds.propose(env, &head, book, released);
     }
     funds.warm(env).await?;

@@ -16,6 +16,7 @@ use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 use serde::{Deserialize, Serialize};
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::privacy::PrivacyAnswer;
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Instruction, Message, Transaction, associated_token, system, token};
@@ -185,8 +186,8 @@ async fn sign_as_hop(env: &Env<'_>, hop: &Hop, ixs: &[Instruction], amount: u64)
         transaction: Some(shared::b64::encode(tx.serialize())),
         signature: Some(tx.id()),
         last_valid_block_height: Some(blockhash.last_valid_block_height),
-        mint: Some(hop.mint.to_string()),
-        amount: Some(amount.to_string()),
+        mint: Some(hop.mint),
+        amount: Some(Amount(amount)),
         ..Default::default()
     })
 }

@@ -4,6 +4,7 @@
 use chain::Chain;
 use ed25519_dalek::Signer;
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::b64;
 use shared::privacy::{self, BalanceStatement, PrivacyAnswer, ReservesStatement};
 use shared::witness::Head;
@@ -28,9 +29,9 @@ pub(super) fn balance(
     };
     let mut statement = BalanceStatement {
         wallet_id: wallet.id,
-        wallet: wallet.address.to_string(),
-        mint: mint.to_string(),
-        balance: held.to_string(),
+        wallet: wallet.address,
+        mint: *mint,
+        balance: Amount(held),
         book_version: head.version,
         book_digest: head.digest,
         issued_at: env.now,
@@ -39,8 +40,8 @@ pub(super) fn balance(
     };
     statement.signature = privacy::signature_text(&env.keys.signer().sign(&statement.message()).to_bytes());
     Ok(PrivacyAnswer {
-        mint: Some(mint.to_string()),
-        balance: Some(held.to_string()),
+        mint: Some(*mint),
+        balance: Some(Amount(held)),
         balance_statement: Some(statement),
         ..Default::default()
     })
@@ -56,10 +57,10 @@ pub(super) async fn reserves(
 ) -> Result<ReservesStatement, FundsError> {
     let height = env.swaps.chain().block_height().await?;
     let mut statement = ReservesStatement {
-        mint: book.mint.to_string(),
-        pool: pool.address.to_string(),
-        pool_token_account: ata(&pool.address, &book.mint).to_string(),
-        pool_balance: held.to_string(),
+        mint: book.mint,
+        pool: pool.address,
+        pool_token_account: ata(&pool.address, &book.mint),
+        pool_balance: Amount(held),
         liabilities: book.liabilities().to_string(),
         wallets: book.balances.len() as u64,
         book_version: head.version,

@@ -3,6 +3,7 @@
 
 use chain::Chain;
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::b64;
 use shared::privacy::PrivacyAnswer;
 use shared::solana::programs::TOKEN_PROGRAM;
@@ -126,8 +127,8 @@ async fn sign_from_wallet(
         transaction: Some(b64::encode(tx.serialize())),
         signature: Some(tx.id()),
         last_valid_block_height: Some(blockhash.last_valid_block_height),
-        mint: Some(mint.to_string()),
-        amount: Some(amount.to_string()),
+        mint: Some(*mint),
+        amount: Some(Amount(amount)),
         ..Default::default()
     })
 }

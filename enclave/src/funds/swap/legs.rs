@@ -3,6 +3,7 @@
 
 use chain::Chain;
 use ed25519_dalek::Signer;
+use shared::amount::Amount;
 use shared::b64;
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Instruction, Message, MessageV0, PACKET_DATA_SIZE, Transaction, associated_token, system, token};
@@ -163,7 +164,7 @@ impl Swaps {
         };
         let message = receipt.message().map_err(|_| SwapError::NothingToDo("a transaction signature is malformed"))?;
         receipt.signature = b64::encode(keys.signer().sign(&message).to_bytes());
-        Ok(StepAnswer::Attested { amount: out.to_string(), receipt: Box::new(receipt) })
+        Ok(StepAnswer::Attested { amount: Amount(out), receipt: Box::new(receipt) })
     }
 }
 
@@ -172,6 +173,6 @@ fn signed(tx: &Transaction, last_valid_block_height: u64, amount: u64) -> StepAn
         transaction: b64::encode(tx.serialize()),
         signature: tx.id(),
         last_valid_block_height,
-        amount: amount.to_string(),
+        amount: Amount(amount),
     })
 }

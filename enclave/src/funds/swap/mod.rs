@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use chain::{Chain, Router, RpcChain};
 use shared::address::Address;
+use shared::amount::Amount;
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Transaction, token};
 use shared::swap::{StepAnswer, StepRequest};
@@ -125,7 +126,7 @@ impl Swaps {
             StepRequest::CheckFunding { blob, funding_tx_sig } => {
                 let s = self.open(custody, &blob)?;
                 self.check_funding(&s, &funding_tx_sig).await?;
-                Ok(StepAnswer::Funded { amount: s.terms.amount.to_string(), expired: now > s.terms.expires_at })
+                Ok(StepAnswer::Funded { amount: Amount(s.terms.amount), expired: now > s.terms.expires_at })
             }
             StepRequest::Swap { blob } => self.swap(&self.open(custody, &blob)?).await,
             StepRequest::Deliver { blob } => self.sweep(&self.open(custody, &blob)?, true).await,

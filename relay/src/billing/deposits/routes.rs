@@ -46,10 +46,10 @@ pub async fn address(
         .accepted()
         .into_iter()
         .map(|(mint, m)| TokenAccount {
-            mint: mint.to_string(),
+            mint,
             currency: m.currency.clone(),
-            token_account: shared::swap::funding::token_account(&owner, &mint).to_string(),
-            min_amount: m.min_amount.to_string(),
+            token_account: shared::swap::funding::token_account(&owner, &mint),
+            min_amount: shared::amount::Amount(m.min_amount),
         })
         .collect();
     let network = deposits.config.network.clone().unwrap_or_else(|| "mainnet".into());

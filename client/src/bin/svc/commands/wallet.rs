@@ -182,7 +182,7 @@ pub async fn run(ctx: Context, command: WalletCommand) -> Result<Exit, Failure> 
             let decimals = client::wallets::mint_decimals(&chain, &mint_address).await?;
             let intent = client.fund_intent(&wallet_id, &mint, &amount.to_string(), &payer_address.to_string()).await?;
             if let Some(expected) = &to
-                && *expected != intent.to
+                && *expected != intent.to.to_string()
             {
                 return Err(Failure::failed(format!("the relay named {} as the wallet, not {expected}", intent.to)));
             }
@@ -192,7 +192,7 @@ pub async fn run(ctx: Context, command: WalletCommand) -> Result<Exit, Failure> 
                 Some(kept) => kept,
                 None => client.wallet_certificate(&wallet_id).await?,
             };
-            if certificate.address != intent.to {
+            if certificate.address != intent.to.to_string() {
                 return Err(Failure::failed(format!(
                     "the relay named {} as the wallet; the enclave certified {}",
                     intent.to, certificate.address

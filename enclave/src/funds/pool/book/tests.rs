@@ -1,3 +1,5 @@
+use shared::amount::Amount;
+
 use super::*;
 
 fn order(amount: u64, issued_at: u64) -> OpenOrder {
@@ -12,10 +14,10 @@ fn order(amount: u64, issued_at: u64) -> OpenOrder {
         order: WithdrawalOrder {
             order_id: "o".into(),
             wallet_id: "w".into(),
-            wallet: "a".into(),
-            mint: "m".into(),
-            amount: amount.to_string(),
-            destination: "d".into(),
+            wallet: Address([0xa; 32]),
+            mint: Address([0xb; 32]),
+            amount: Amount(amount),
+            destination: Address([0xd; 32]),
             book_version: 1,
             payout_signature: "p".into(),
             issued_at,
