@@ -78,10 +78,15 @@ impl Client {
         webhook_url: &str,
         owner_pubkey: Option<&str>,
     ) -> Result<WalletCreated, ClientError> {
+        let owner = match owner_pubkey.map(Address::parse) {
+            Some(None) => return Err(ClientError::Malformed("the owner key is not a base58 key".into())),
+            parsed => parsed.flatten(),
+        };
         let body = json!({"webhookUrl": webhook_url, "ownerPubkey": owner_pubkey});
         let created: WalletCreated =
             self.send_with_key(reqwest::Method::POST, "/agents/v1/wallets", Some(body)).await?;
-        check_certificate(&created.certificate, &created.wallet_id, Some(&created.priv_address), Some(owner_pubkey))?;
+        let (wallet_id, address) = (&created.wallet_id, &created.priv_address);
+        check_certificate(&created.certificate, wallet_id, Some(address), Some(owner.as_ref()))?;
         self.check_enclave_signer(&created.certificate.enclave_pubkey).await?;
         Ok(created)
     }
@@ -344,16 +349,16 @@ impl Client {
 pub fn check_certificate(
     certificate: &WalletCertificate,
     wallet_id: &str,
-    address: Option<&str>,
-    owner: Option<Option<&str>>,
+    address: Option<&Address>,
+    owner: Option<Option<&Address>>,
 ) -> Result<(), ClientError> {
     if certificate.verify().is_err() {
         return Err(ClientError::Mismatch("the wallet certificate does not verify"));
     }
-    if certificate.wallet_id != wallet_id || address.is_some_and(|a| a != certificate.address) {
+    if certificate.wallet_id != wallet_id || address.is_some_and(|a| *a != certificate.address) {
         return Err(ClientError::Mismatch("the wallet certificate is for another wallet or address"));
     }
-    if owner.is_some_and(|o| certificate.owner_pubkey.as_deref() != o) {
+    if owner.is_some_and(|o| certificate.owner_pubkey.as_ref() != o) {
         return Err(ClientError::Mismatch("the certificate names another owner"));
     }
     Ok(())
@@ -506,12 +511,12 @@ mod tests {
     fn a_wallet_certificate_must_name_what_was_asked() {
         use ed25519_dalek::Signer;
         let enclave = SigningKey::from_bytes(&[4; 32]);
-        let (owner, address) = (Address([5; 32]).to_string(), Address([6; 32]).to_string());
-        let certify = |owner: Option<&str>| {
+        let (owner, address) = (Address([5; 32]), Address([6; 32]));
+        let certify = |owner: Option<&Address>| {
             let mut c = WalletCertificate {
                 wallet_id: "w1".into(),
-                address: address.clone(),
-                owner_pubkey: owner.map(str::to_string),
+                address,
+                owner_pubkey: owner.copied(),
                 enclave_pubkey: shared::b64::encode(enclave.verifying_key().to_bytes()),
                 signature: String::new(),
             };
@@ -520,8 +525,8 @@ mod tests {
         };
         let good = certify(Some(&owner));
         assert!(check_certificate(&good, "w1", Some(&address), Some(Some(&owner))).is_ok());
-        let relays_address = Address([7; 32]).to_string();
-        let rows: [(&str, WalletCertificate, &str, &str, Option<&str>); 4] = [
+        let relays_address = Address([7; 32]);
+        let rows: [(&str, WalletCertificate, &str, &Address, Option<&Address>); 4] = [
             ("the relay's own address answered", good.clone(), "w1", &relays_address, Some(&owner)),
             ("the owner dropped", certify(None), "w1", &address, Some(&owner)),
             ("another wallet's certificate", good.clone(), "w2", &address, Some(&owner)),
@@ -531,7 +536,7 @@ mod tests {
             assert!(check_certificate(&certificate, id, Some(answered), Some(asked)).is_err(), "{name}");
         }
         let mut forged = good;
-        forged.address = relays_address.clone();
+        forged.address = relays_address;
         assert!(check_certificate(&forged, "w1", Some(&relays_address), None).is_err(), "a changed field");
     }
 

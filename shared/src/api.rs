@@ -14,13 +14,15 @@ use crate::amount::Amount;
 pub struct WalletCreated {
     pub wallet_id: String,
     /// The wallet's address: a key the enclave made and sealed.
-    pub priv_address: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub priv_address: Address,
     pub network: String,
     pub funding_hint: String,
     /// `whsec_…`: verifies the `webhook-signature` of this wallet's events. Not shown again.
     pub webhook_secret: String,
     pub webhook_url: String,
-    pub owner_pubkey: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub owner_pubkey: Option<Address>,
     /// The enclave's signed word on `walletId`, `privAddress` and `ownerPubkey`: check it
     /// against the attested enclave key before funding the address (docs/wallets.md).
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]

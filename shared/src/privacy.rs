@@ -73,10 +73,12 @@ pub struct WalletRequest {
 pub struct WalletCertificate {
     pub wallet_id: String,
     /// The wallet's address (`privAddress`).
-    pub address: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub address: Address,
     /// The owner key sealed with it (base58), or null: then nothing but the account's API key
     /// guards its funds.
-    pub owner_pubkey: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub owner_pubkey: Option<Address>,
     /// base64 of the enclave's ed25519 key (the one its attestation binds).
     pub enclave_pubkey: String,
     /// base58 of the enclave's signature over [`WalletCertificate::message`].
@@ -85,14 +87,13 @@ pub struct WalletCertificate {
 
 impl WalletCertificate {
     pub fn message(&self) -> Vec<u8> {
-        let owner = self.owner_pubkey.as_deref().unwrap_or("-");
+        let owner = self.owner_pubkey.map_or_else(|| "-".to_string(), |o| o.to_string());
         format!("{CERTIFICATE_DOMAIN}\n{}\n{}\n{owner}\n{}", self.wallet_id, self.address, self.enclave_pubkey)
             .into_bytes()
     }
 
     #[cfg(feature = "swap-client")]
     pub fn verify(&self) -> Result<(), SignedDocError> {
-        Address::parse(&self.address).ok_or(SignedDocError::Malformed("address"))?;
         verify_by(&self.enclave_pubkey, &self.signature, &self.message())
     }
 }

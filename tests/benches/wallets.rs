@@ -14,7 +14,6 @@ use e2e::chain::{address_of, new_key};
 use e2e::swaps::{SOL, SwapWorld};
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
-use shared::address::Address;
 
 const WALLETS: usize = 10;
 const ROUNDS: usize = 6;
@@ -34,7 +33,7 @@ fn main() {
             let owner = new_key();
             let hook = format!("http://127.0.0.1:{port}/hook");
             let created = client.create_wallet(&hook, Some(&address_of(&owner).to_string())).await.unwrap();
-            let address = Address::parse(&created.priv_address).unwrap();
+            let address = created.priv_address;
             w.chain.mint_to(&w.usdc, &address, 1_000 * USDC).await;
             wallets.push((created.wallet_id, owner));
         }

@@ -163,7 +163,7 @@ pub async fn owned_wallet(w: &SwapWorld, hook: &str, usdc: u64) -> (String, Addr
     let owner = crate::chain::new_key();
     let owner_address = crate::chain::address_of(&owner).to_string();
     let created = w.client().create_wallet(hook, Some(&owner_address)).await.unwrap();
-    let wallet = Address::parse(&created.priv_address).unwrap();
+    let wallet = created.priv_address;
     w.chain.mint_to(&w.usdc, &wallet, usdc).await;
     fund_pool(w).await;
     (created.wallet_id, wallet, owner)

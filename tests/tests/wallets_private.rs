@@ -63,7 +63,7 @@ async fn encrypt_and_withdraw_move_real_tokens_under_owner_signatures_checked_by
     let owner = new_key();
     let created = client.create_wallet(&hook, Some(&address_of(&owner).to_string())).await.unwrap();
     let id = created.wallet_id.clone();
-    let wallet = Address::parse(&created.priv_address).unwrap();
+    let wallet = created.priv_address;
     w.chain.mint_to(&w.usdc, &wallet, 50 * USDC).await;
     let pool = fund_pool(&w).await;
 
@@ -293,7 +293,7 @@ async fn reserves_read_while_payouts_land_count_each_payout_once() {
     let (w, hook) = world().await;
     let client = w.client();
     let created = client.create_wallet(&hook, None).await.unwrap();
-    let wallet = Address::parse(&created.priv_address).unwrap();
+    let wallet = created.priv_address;
     w.chain.mint_to(&w.usdc, &wallet, 100 * USDC).await;
     let pool = fund_pool(&w).await;
     let mint = w.usdc.to_string();
@@ -359,7 +359,7 @@ async fn mix_and_kill(database_url: Option<String>) {
     let mut wallets = Vec::new();
     for _ in 0..3 {
         let created = client.create_wallet(&hook, None).await.unwrap();
-        let address = Address::parse(&created.priv_address).unwrap();
+        let address = created.priv_address;
         w.chain.mint_to(&w.usdc, &address, 100 * USDC).await;
         wallets.push(Kept { id: created.wallet_id, address, private: 0 });
     }
@@ -517,7 +517,7 @@ async fn a_relay_killed_at_each_point_of_a_book_step_finishes_it_once() {
     let client = w.client();
     let created = client.create_wallet(&hook, None).await.unwrap();
     let id = created.wallet_id.clone();
-    let wallet = Address::parse(&created.priv_address).unwrap();
+    let wallet = created.priv_address;
     w.chain.mint_to(&w.usdc, &wallet, 50 * USDC).await;
     let pool = fund_pool(&w).await;
     let usdc = w.usdc.to_string();

@@ -128,13 +128,13 @@ pub async fn create(
     let (object, certificate) = (created.object, created.certificate);
     let address =
         object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a wallet key came back without its public key"))?;
+    let key = Address::parse(&address).ok_or(RelayError::EnclaveAnswer("a wallet key that is not base58"))?;
     if certificate.verify().is_err()
-        || (&certificate.wallet_id, &certificate.address, &certificate.owner_pubkey)
-            != (&wallet_id, &address, &owner_pubkey)
+        || (&certificate.wallet_id, certificate.address, certificate.owner_pubkey)
+            != (&wallet_id, key, asked.owner_pubkey)
     {
         return Err(RelayError::EnclaveAnswer("the enclave's wallet certificate is not this wallet's"));
     }
-    let key = Address::parse(&address).ok_or(RelayError::EnclaveAnswer("a wallet key that is not base58"))?;
     crate::enclaves::objects::insert(&app.store, &object, crate::unix_now()).await?;
     let wallet = Wallet {
         id: wallet_id,
@@ -162,11 +162,11 @@ pub async fn create(
                 wallet.id
             ),
             wallet_id: wallet.id,
-            priv_address: address,
+            priv_address: key,
             network: wallet.network,
             webhook_secret: wallet.webhook_secret,
             webhook_url,
-            owner_pubkey,
+            owner_pubkey: asked.owner_pubkey,
             certificate,
         }),
     ))

@@ -66,8 +66,8 @@ pub fn new_wallet(custody: &Custody, keys: &EnclaveKeys, request: &NewWallet) ->
 pub fn certificate(wallet: &Wallet, keys: &EnclaveKeys) -> WalletCertificate {
     let mut certificate = WalletCertificate {
         wallet_id: wallet.id.clone(),
-        address: wallet.address.to_string(),
-        owner_pubkey: wallet.owner.map(|o| Address(o.to_bytes()).to_string()),
+        address: wallet.address,
+        owner_pubkey: wallet.owner.map(|o| Address(o.to_bytes())),
         enclave_pubkey: shared::b64::encode(keys.enclave_public()),
         signature: String::new(),
     };

@@ -192,7 +192,7 @@ pub async fn run(ctx: Context, command: WalletCommand) -> Result<Exit, Failure> 
                 Some(kept) => kept,
                 None => client.wallet_certificate(&wallet_id).await?,
             };
-            if certificate.address != intent.to.to_string() {
+            if certificate.address != intent.to {
                 return Err(Failure::failed(format!(
                     "the relay named {} as the wallet; the enclave certified {}",
                     intent.to, certificate.address
