@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use chain::{Chain, ChainError, Commitment, Confirmation};
 use shared::swap::{SignedStep, StepAnswer, StepRequest};
-use shared::wire::codes;
+use shared::wire::codes::EnclaveCode;
 
 use crate::agents::Agents;
 use crate::agents::sessions::{self, Pending, Session, state};
@@ -205,13 +205,18 @@ async fn swap(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, Relay
         }
         // The input is gone: a swap landed that was not recorded as landed. Deliver sweeps
         // whatever the key holds.
-        Err(e) if refusal(&e) == Some(codes::NOTHING_TO_DO) => {
+        Err(e) if refusal(&e) == Some(EnclaveCode::NothingToDo) => {
             s.state = state::SWAPPED.into();
             Ok(Next::Now)
         }
         Err(e) => match refusal(&e) {
-            Some(code @ (codes::ROUTER_ERROR | codes::SLIPPAGE_EXCEEDED | codes::ROUTER_TRANSACTION_REFUSED)) => {
+            Some(
+                code @ (EnclaveCode::RouterError
+                | EnclaveCode::SlippageExceeded
+                | EnclaveCode::RouterTransactionRefused),
+            ) => {
                 s.attempts += 1;
+                let code = code.as_str();
                 tracing::info!(session = %s.id, code, attempt = s.attempts, "the router's swap was refused");
                 if s.attempts >= i64::from(agents.config.max_attempts) {
                     return Ok(fail_to(s, state::REFUNDING, code));
@@ -230,7 +235,9 @@ async fn deliver(app: &App, s: &mut Session) -> Result<Next, RelayError> {
             s.state = state::DELIVERING.into();
             Ok(Next::Now)
         }
-        Err(e) if refusal(&e) == Some(codes::NOTHING_TO_DO) => Ok(fail_to(s, state::REFUNDING, "nothing_to_deliver")),
+        Err(e) if refusal(&e) == Some(EnclaveCode::NothingToDo) => {
+            Ok(fail_to(s, state::REFUNDING, "nothing_to_deliver"))
+        }
         Err(e) => Err(e),
     }
 }
@@ -243,7 +250,7 @@ async fn refund(app: &App, s: &mut Session) -> Result<Next, RelayError> {
         }
         // Nothing left to give back (an expired session whose funding never came, or a
         // refund that landed): the session ends, its reason kept.
-        Err(e) if refusal(&e) == Some(codes::NOTHING_TO_DO) => {
+        Err(e) if refusal(&e) == Some(EnclaveCode::NothingToDo) => {
             s.state = state::FAILED.into();
             Ok(Next::Now)
         }

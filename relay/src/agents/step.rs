@@ -1,6 +1,6 @@
 //! What a session step answers the worker, and the few rules every mode's steps share.
 
-use shared::wire::codes;
+use shared::wire::codes::EnclaveCode;
 
 use super::sessions::{Session, state};
 use crate::http::error::RelayError;
@@ -21,9 +21,9 @@ pub fn backoff(attempts: i64) -> i64 {
 }
 
 /// The code of an enclave refusal, if that is what `e` is.
-pub fn refusal(e: &RelayError) -> Option<&'static str> {
+pub fn refusal(e: &RelayError) -> Option<EnclaveCode> {
     match e {
-        RelayError::Enclave { code, .. } => Some(code),
+        RelayError::Enclave { code, .. } => *code,
         _ => None,
     }
 }
@@ -41,7 +41,7 @@ pub fn fail_to(s: &mut Session, next: &str, reason: &str) -> Next {
 /// being retried for ever; any other error is retried.
 pub fn refused_credit(s: &mut Session, e: RelayError) -> Result<Next, RelayError> {
     match refusal(&e) {
-        Some(codes::NOTHING_TO_DO) => Ok(fail_to(s, state::FAILED, "credit_refused")),
+        Some(EnclaveCode::NothingToDo) => Ok(fail_to(s, state::FAILED, "credit_refused")),
         _ => Err(e),
     }
 }

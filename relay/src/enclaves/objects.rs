@@ -5,7 +5,7 @@
 
 use axum::body::Bytes;
 use serde::de::DeserializeOwned;
-use shared::wire::codes::{self, EnclaveCode};
+use shared::wire::codes::EnclaveCode;
 use shared::wire::{NewObject, OpenedObject, SealedObject, StoredBlob};
 use sqlx::Row;
 
@@ -27,7 +27,7 @@ pub(crate) async fn ask<T: DeserializeOwned>(
             .map_err(|_| RelayError::EnclaveAnswer("the enclave answered with an unexpected body"));
     }
     let refusal: serde_json::Value = serde_json::from_slice(&answer.body).unwrap_or_default();
-    let code = refusal["error"].as_str().and_then(EnclaveCode::parse).map_or(codes::ENCLAVE_ERROR, EnclaveCode::as_str);
+    let code = refusal["error"].as_str().and_then(EnclaveCode::parse);
     let message = refusal["message"].as_str().unwrap_or("the enclave refused").chars().take(300).collect();
     Err(RelayError::Enclave { status: answer.status, code, message })
 }

@@ -9,7 +9,8 @@ use axum::body::Bytes;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use shared::wire::{PublicKeyResponse, codes};
+use shared::wire::PublicKeyResponse;
+use shared::wire::codes::EnclaveCode;
 
 use super::EnclaveClient;
 use crate::http::error::RelayError;
@@ -127,7 +128,7 @@ impl EnclavePool {
             Some(m) => Ok(&m.client),
             None => Err(RelayError::Enclave {
                 status: 400,
-                code: codes::DECRYPT_FAILED,
+                code: Some(EnclaveCode::DecryptFailed),
                 message: "the envelope is sealed to a key no enclave here holds; refetch the enclave key".into(),
             }),
         }

@@ -11,7 +11,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use shared::envelope::EnvelopeError;
-use shared::wire::codes;
+use shared::wire::codes::{self, EnclaveCode};
 
 use crate::store::StoreError;
 use crate::x402::X402Error;
@@ -51,9 +51,10 @@ pub enum RelayError {
     GpuNotConfigured(String),
     #[error("the enclave did not answer; retry, and refetch its key")]
     TeeUnreachable { endpoint: String },
-    /// The enclave refused with one of its known codes, passed on with its status.
+    /// The enclave refused, passed on with its status and its code (`None`: a code no enclave
+    /// answers, passed on as `enclave_error`).
     #[error("{message}")]
-    Enclave { status: u16, code: &'static str, message: String },
+    Enclave { status: u16, code: Option<EnclaveCode>, message: String },
     /// The enclave answered something the relay cannot check; nothing was stored.
     #[error("{0}")]
     EnclaveAnswer(&'static str),
@@ -111,7 +112,9 @@ impl RelayError {
             RelayError::FreeTrialExhausted => (402, codes::FREE_TRIAL_EXHAUSTED),
             RelayError::GpuNotConfigured(_) => (501, codes::GPU_NOT_CONFIGURED),
             RelayError::TeeUnreachable { .. } => (502, codes::TEE_UNREACHABLE),
-            RelayError::Enclave { status, code, .. } => (*status, code),
+            RelayError::Enclave { status, code, .. } => {
+                (*status, code.map_or(codes::ENCLAVE_ERROR, EnclaveCode::as_str))
+            }
             RelayError::EnclaveAnswer(_) => (502, codes::ENCLAVE_ERROR),
             RelayError::DuplicateReceipt => (409, codes::REPLAY_DETECTED),
             RelayError::Model(ModelError::ContextExceeded) => (400, codes::CONTEXT_LENGTH_EXCEEDED),

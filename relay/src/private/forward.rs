@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use shared::keys::PromptHash;
 use shared::receipt::Receipt;
-use shared::wire::codes::{self, EnclaveCode};
+use shared::wire::codes::EnclaveCode;
 use shared::wire::{EncryptedAgentResponse, OnchainAttestation, PrivateRequest, ProcessResponse, Usage};
 
 use super::request::SealedRequest;
@@ -91,8 +91,8 @@ async fn post(
         return Ok(answer.body);
     }
     let refusal: EnclaveRefusal = serde_json::from_slice(&answer.body).map_err(|_| unexpected())?;
-    let code = EnclaveCode::parse(&refusal.error).map_or(codes::ENCLAVE_ERROR, EnclaveCode::as_str);
-    if code == codes::DECRYPT_FAILED {
+    let code = EnclaveCode::parse(&refusal.error);
+    if code == Some(EnclaveCode::DecryptFailed) {
         // The enclave's key changed since the last refresh: renew the cached keys now, so the
         // client's refetch (contract §3 rule 4) gets the new one.
         app.enclaves.refresh().await;

@@ -19,7 +19,7 @@ use serde::Serialize;
 use shared::address::Address;
 use shared::solana::token;
 use shared::swap::{OneshotStart, SessionTerms, StepAnswer, StepRequest, funding};
-use shared::wire::codes;
+use shared::wire::codes::{self, EnclaveCode};
 
 use super::params::{self, Fields, FromFields};
 use super::quote::{self, Pair};
@@ -301,8 +301,8 @@ async fn execute_session(app: &App, id: &str, body: Body) -> Result<Running, Rel
     let deadline = tokio::time::Instant::now() + FUNDING_VISIBLE_WAIT;
     let answer = loop {
         match enclave::step(&app.enclaves, &check).await {
-            Err(RelayError::Enclave { code, .. })
-                if code == codes::FUNDING_NOT_FOUND && tokio::time::Instant::now() < deadline =>
+            Err(RelayError::Enclave { code: Some(EnclaveCode::FundingNotFound), .. })
+                if tokio::time::Instant::now() < deadline =>
             {
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }

@@ -8,7 +8,8 @@ use shared::privacy::{
     BalanceStatement, PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest, WithdrawalOrder,
 };
 use shared::swap::OpenedSession;
-use shared::wire::{SealedObject, codes};
+use shared::wire::SealedObject;
+use shared::wire::codes::{self, EnclaveCode};
 use sqlx::Row;
 
 use super::records::{self, Operation, Wallet};
@@ -219,7 +220,7 @@ fn released_order(released: &PrivacyAnswer, wallet_id: &str) -> Result<(Withdraw
 
 /// Whether a refusal is the enclave's `nothing_to_do` with a message containing `what`.
 fn nothing_to_do(e: &RelayError, what: &str) -> bool {
-    matches!(e, RelayError::Enclave { code, message, .. } if *code == codes::NOTHING_TO_DO && message.contains(what))
+    matches!(e, RelayError::Enclave { code: Some(EnclaveCode::NothingToDo), message, .. } if message.contains(what))
 }
 
 impl PrivacyBackend for EnclavePoolBackend<'_> {
@@ -279,7 +280,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         };
         match self.step(&request).await {
             Ok(answer) => Ok(Some(signed(&answer)?)),
-            Err(RelayError::Enclave { code, .. }) if code == codes::NOTHING_TO_DO => Ok(None),
+            Err(RelayError::Enclave { code: Some(EnclaveCode::NothingToDo), .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }

@@ -332,7 +332,7 @@ async fn land(
                 Ok(Some(_)) => Ok(false),
                 Ok(None) => Ok(true),
                 // Its payout can still land after all (seen by the enclave's node): wait.
-                Err(RelayError::Enclave { code, .. }) if code == shared::wire::codes::NOTHING_TO_DO => Ok(false),
+                Err(RelayError::Enclave { code: Some(shared::wire::codes::EnclaveCode::NothingToDo), .. }) => Ok(false),
                 Err(e) => Err(e),
             }
         }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use shared::privacy::{PrivacyAnswer, PrivacyRequest, SealedBook};
-use shared::wire::codes;
+use shared::wire::codes::{self, EnclaveCode};
 use shared::witness::{AppendRequest, WitnessAnswer};
 use sqlx::Row;
 
@@ -85,13 +85,13 @@ impl EnclavePoolBackend<'_> {
         for _ in 0..BOOK_RETRIES {
             let held = book(self.store, mint).await?;
             let answer = match self.step(&request_for(held.as_ref().map(|b| b.blob.clone()))).await {
-                Err(RelayError::Enclave { code, .. }) if code == codes::BOOK_ROLLBACK => {
+                Err(RelayError::Enclave { code: Some(EnclaveCode::BookRollback), .. }) => {
                     // This enclave's head is not the stored book: finish what is pending and
                     // show it the stored head's acknowledgement, then begin again.
                     self.catch_up(mint, held.as_ref()).await?;
                     continue;
                 }
-                Err(RelayError::Enclave { code, .. }) if code == codes::BOOK_STALE => continue,
+                Err(RelayError::Enclave { code: Some(EnclaveCode::BookStale), .. }) => continue,
                 other => other?,
             };
             let (Some(sealed), Some(append)) = (answer.book.clone(), answer.append.clone()) else {
@@ -121,7 +121,7 @@ impl EnclavePoolBackend<'_> {
     ) -> Result<PrivacyAnswer, RelayError> {
         let held = book(self.store, mint).await?;
         match self.step(&request_for(held.map(|b| b.blob))).await {
-            Err(RelayError::Enclave { code, .. }) if code == codes::BOOK_ROLLBACK => {}
+            Err(RelayError::Enclave { code: Some(EnclaveCode::BookRollback), .. }) => {}
             other => return other,
         }
         let _serial = self.books_lock.lock().await;
