@@ -1,8 +1,6 @@
 //! Deposits: where to send tokens to fund a key, and what the relay has seen arrive.
 
-use std::time::Duration;
-
-use chain::{Chain, Commitment, Confirmation, RpcChain};
+use chain::{Chain, RpcChain};
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
 use shared::address::Address;
@@ -57,8 +55,7 @@ pub async fn send(
     mint: &Address,
     amount: u64,
 ) -> Result<String, ClientError> {
-    let chain_error = |e: chain::ChainError| ClientError::Malformed(format!("the chain: {e}"));
-    let mint_account = chain.account(mint).await.map_err(chain_error)?.ok_or(ClientError::BadKey("no such mint"))?;
+    let mint_account = chain.account(mint).await?.ok_or(ClientError::BadKey("no such mint"))?;
     // A mint's decimals are byte 44 of its 82-byte state (SPL Token and Token-2022 alike).
     let decimals = *mint_account.data.get(44).ok_or(ClientError::BadKey("not a mint"))?;
     let program = mint_account.owner;
@@ -68,15 +65,9 @@ pub async fn send(
     let mut transfer = token::transfer_checked(&source, mint, &destination, &from, amount, decimals);
     transfer.program_id = program;
     let ixs = [associated_token::create_idempotent(&from, owner, mint, &program), transfer];
-    let latest = chain.latest_blockhash().await.map_err(chain_error)?;
+    let latest = chain.latest_blockhash().await?;
     let message = Message::compile(&from, &ixs, latest.blockhash).map_err(|e| ClientError::Malformed(e.to_string()))?;
     let mut tx = Transaction::new_unsigned(message);
     tx.sign(&[payer]).map_err(|e| ClientError::Malformed(e.to_string()))?;
-    let signature = chain.send_transaction(&tx.serialize()).await.map_err(chain_error)?;
-    let timeout = Duration::from_secs(60);
-    match chain.confirm(&signature, latest.last_valid_block_height, Commitment::Confirmed, timeout).await {
-        Ok(Confirmation::Confirmed) => Ok(signature),
-        Ok(other) => Err(ClientError::Malformed(format!("the transfer did not land: {other:?}"))),
-        Err(e) => Err(chain_error(e)),
-    }
+    crate::wallets::send_confirmed(chain, &tx, latest.last_valid_block_height).await
 }

@@ -11,6 +11,12 @@ pub enum ClientError {
     Refused { status: u16, code: String, message: String, retry_after: Option<u64> },
     #[error("the relay answered with an unexpected body ({0})")]
     Malformed(String),
+    /// The chain (its RPC node) failed or refused; the relay had no part in it.
+    #[error("the chain: {0}")]
+    Chain(#[from] chain::ChainError),
+    /// A transaction this client sent did not reach `confirmed`.
+    #[error("the transaction did not land: {0:?}")]
+    NotLanded(chain::Confirmation),
     #[error("the reply does not decrypt with this request's key")]
     ReplyUndecryptable,
     #[error("receipt check failed: {0}")]

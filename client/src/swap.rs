@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use chain::{Chain, Commitment, Confirmation, RpcChain};
+use chain::{Chain, RpcChain};
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
 use serde_json::Value;
@@ -282,17 +282,8 @@ pub async fn fund(chain: &RpcChain, checked: &Checked, payer: &SigningKey) -> Re
     }
     let mut tx = checked.funding.clone();
     tx.sign(&[payer]).map_err(|_| refused("the payer cannot sign the funding"))?;
-    let chain_error = |e: chain::ChainError| ClientError::Malformed(format!("the chain: {e}"));
-    let signature = chain.send_transaction(&tx.serialize()).await.map_err(chain_error)?;
-    let height = chain.latest_blockhash().await.map_err(chain_error)?.last_valid_block_height;
-    match chain
-        .confirm(&signature, height, Commitment::Confirmed, Duration::from_secs(60))
-        .await
-        .map_err(chain_error)?
-    {
-        Confirmation::Confirmed => Ok(signature),
-        other => Err(ClientError::Malformed(format!("the funding did not land: {other:?}"))),
-    }
+    let height = chain.latest_blockhash().await?.last_valid_block_height;
+    crate::wallets::send_confirmed(chain, &tx, height).await
 }
 
 /// A Solana CLI keypair file: a JSON array of 64 numbers (seed then public key).

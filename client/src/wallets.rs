@@ -132,8 +132,8 @@ impl Client {
                 .map_err(|_| ClientError::Mismatch("a private balance without the enclave's statement"))?;
             if statement.verify().is_err()
                 || statement.wallet_id != wallet_id
-                || entry["mint"].as_str() != Some(&*statement.mint.to_string())
-                || entry["raw"].as_str() != Some(&*statement.balance.to_string())
+                || entry["mint"].as_str().and_then(Address::parse) != Some(statement.mint)
+                || entry["raw"].as_str().and_then(Amount::parse) != Some(statement.balance)
             {
                 return Err(ClientError::Mismatch("a private balance is not what the enclave signed"));
             }
@@ -303,9 +303,8 @@ impl Client {
         {
             return Err(ClientError::Mismatch("the withdrawal order is not signed as answered"));
         }
-        let asked =
-            (o.mint.to_string() == mint, o.amount.to_string() == amount, o.destination.to_string() == destination);
-        if asked != (true, true, true) || o.wallet_id != wallet_id {
+        let asked = (Address::parse(mint), Amount::parse(amount), Address::parse(destination));
+        if asked != (Some(o.mint), Some(o.amount), Some(o.destination)) || o.wallet_id != wallet_id {
             return Err(ClientError::Mismatch("the withdrawal order is not for this request"));
         }
         self.check_enclave_signer(&o.enclave_pubkey).await?;
@@ -316,7 +315,7 @@ impl Client {
     pub async fn reserves(&self, mint: &str) -> Result<shared::privacy::ReservesStatement, ClientError> {
         let statement: shared::privacy::ReservesStatement =
             self.get(&format!("/agents/v1/reserves?mint={}", seg(mint))).await?;
-        if statement.verify().is_err() || statement.mint.to_string() != mint {
+        if statement.verify().is_err() || Address::parse(mint) != Some(statement.mint) {
             return Err(ClientError::Mismatch("the statement of reserves does not verify"));
         }
         self.check_enclave_signer(&statement.enclave_pubkey).await?;
@@ -450,11 +449,7 @@ pub fn check_intent(
 
 /// The mint's decimals, read from the chain (byte 44 of a mint's state).
 pub async fn mint_decimals(chain: &RpcChain, mint: &Address) -> Result<u8, ClientError> {
-    let account = chain
-        .account(mint)
-        .await
-        .map_err(|e| ClientError::Malformed(format!("the chain: {e}")))?
-        .ok_or(ClientError::BadKey("no such mint"))?;
+    let account = chain.account(mint).await?.ok_or(ClientError::BadKey("no such mint"))?;
     account.data.get(44).copied().ok_or(ClientError::BadKey("not a mint"))
 }
 
@@ -465,13 +460,20 @@ pub async fn sign_and_send(
     payer: &SigningKey,
     last_valid_block_height: u64,
 ) -> Result<String, ClientError> {
-    let chain_error = |e: chain::ChainError| ClientError::Malformed(format!("the chain: {e}"));
     tx.sign(&[payer]).map_err(|e| ClientError::Malformed(e.to_string()))?;
-    let signature = chain.send_transaction(&tx.serialize()).await.map_err(chain_error)?;
-    match chain.confirm(&signature, last_valid_block_height, Commitment::Confirmed, Duration::from_secs(60)).await {
-        Ok(Confirmation::Confirmed) => Ok(signature),
-        Ok(other) => Err(ClientError::Malformed(format!("the transfer did not land: {other:?}"))),
-        Err(e) => Err(chain_error(e)),
+    send_confirmed(chain, &tx, last_valid_block_height).await
+}
+
+/// Sends a signed transaction and waits up to a minute for `confirmed`; its signature.
+pub async fn send_confirmed(
+    chain: &RpcChain,
+    tx: &Transaction,
+    last_valid_block_height: u64,
+) -> Result<String, ClientError> {
+    let signature = chain.send_transaction(&tx.serialize()).await?;
+    match chain.confirm(&signature, last_valid_block_height, Commitment::Confirmed, Duration::from_secs(60)).await? {
+        Confirmation::Confirmed => Ok(signature),
+        other => Err(ClientError::NotLanded(other)),
     }
 }
 
@@ -538,6 +540,15 @@ mod tests {
         let mut forged = good;
         forged.address = relays_address;
         assert!(check_certificate(&forged, "w1", Some(&relays_address), None).is_err(), "a changed field");
+    }
+
+    /// An owner key that is not base58 is refused here, before anything is asked of the relay
+    /// (the port below answers nothing).
+    #[tokio::test]
+    async fn an_owner_key_that_is_not_base58_is_refused_before_asking() {
+        let client = Client::new("http://127.0.0.1:9", None);
+        let refused = client.create_wallet("https://agent.example/hooks", Some("0OIl-not-base58")).await;
+        assert!(matches!(&refused, Err(ClientError::Malformed(m)) if m.contains("owner key")), "{refused:?}");
     }
 
     #[test]

@@ -358,9 +358,10 @@ async fn a_substituted_wallet_address_is_refused_before_any_funds_move() {
     let key_file = payer.key_file.to_string_lossy().to_string();
     // `svc wallet fund` must refuse: the address is not the one the enclave certified.
     let refused = |w: &SwapWorld| {
-        let rpc = &w.chain.rpc_url;
-        let args = format!("wallet fund {id} --mint {usdc} --amount 1000000 --payer-key {key_file} --rpc-url {rpc}");
-        let out = tokio::task::block_in_place(|| svc_output(w, &args.split(' ').collect::<Vec<_>>()));
+        // Each argument whole (a path with a space stays one argument).
+        let fund: [&str; 5] = ["wallet", "fund", &id, "--mint", &usdc];
+        let from: [&str; 6] = ["--amount", "1000000", "--payer-key", &key_file, "--rpc-url", &w.chain.rpc_url];
+        let out = tokio::task::block_in_place(|| svc_output(w, &[&fund[..], &from[..]].concat()));
         assert!(
             !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("the enclave certified"),
             "{out:?}"
