@@ -1,7 +1,7 @@
 //! What a tool is, and how one call is bounded.
 //!
-//! A tool names itself, describes its arguments with a JSON schema (sent to the model as an
-//! OpenAI `function` tool), and answers one call with a JSON value. Every call runs under a
+//! A tool names itself and answers one call with a JSON value; what the model is told about it
+//! (a [`ToolSpec`], sent as an OpenAI `function` tool) is data, one JSON file per binary. Every call runs under a
 //! time limit and its output is capped, so a slow or huge upstream cannot stall the loop or
 //! blow up the next prompt. A failure is data for the model (`{"error": ...}`), never a panic
 //! and never the end of the loop.
@@ -22,11 +22,25 @@ pub type Args = Map<String, Value>;
 pub trait Tool: Send + Sync {
     /// The contract's tool name, e.g. `web_search`.
     fn name(&self) -> &'static str;
-    /// One or two sentences for the model.
-    fn description(&self) -> &'static str;
-    /// JSON schema of the arguments object.
-    fn parameters(&self) -> Value;
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a>;
+}
+
+/// What the model is told about one tool: its name, a sentence or two, and the JSON schema of
+/// its arguments object. Each binary's are one file beside its tools (`tools/specs.json` here
+/// and in `relay/tools`), so what the model reads is in one place, apart from the code that
+/// answers it; each crate's tests check that the bounds a file states are the ones its tools
+/// enforce.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// The specs of a compiled-in JSON file (never input: the crate's tests read every file).
+pub fn read_specs(json: &str) -> Vec<ToolSpec> {
+    serde_json::from_str(json).expect("compiled-in tool specs are valid JSON of that shape")
 }
 
 /// Why a call produced no result. Messages go to the model and into `toolCalls`, so they
@@ -139,12 +153,6 @@ mod tests {
     impl Tool for Slow {
         fn name(&self) -> &'static str {
             "slow"
-        }
-        fn description(&self) -> &'static str {
-            "never answers in time"
-        }
-        fn parameters(&self) -> Value {
-            json!({"type": "object", "properties": {}})
         }
         fn call<'a>(&'a self, _args: &'a Args) -> ToolFuture<'a> {
             Box::pin(async {

@@ -53,7 +53,7 @@ pub async fn run_tool_loop(
     for iteration in 1..=MAX_ITERATIONS {
         let completion = Completion {
             messages: &messages,
-            tools: &specs,
+            tools: specs,
             max_tokens: options.max_tokens,
             temperature: options.temperature,
         };

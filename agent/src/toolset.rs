@@ -7,23 +7,37 @@ use std::time::Duration;
 
 use zeroize::Zeroizing;
 
-use crate::tool::{Tool, ToolLimits};
+use crate::tool::{Tool, ToolLimits, ToolSpec};
 use crate::tools::*;
 
-/// The tools one binary offers, with the bounds every call runs under.
+/// The tools one binary offers, what the model is told about them, and the bounds every call
+/// runs under.
 pub struct ToolSet {
     tools: Vec<Box<dyn Tool>>,
+    /// The OpenAI `tools` array, in the order of `tools`.
+    offered: Vec<Value>,
     pub limits: ToolLimits,
 }
 
 impl ToolSet {
-    pub fn new(tools: Vec<Box<dyn Tool>>, limits: ToolLimits) -> Self {
-        ToolSet { tools, limits }
+    /// `tools`, each described by its spec in `specs`; a tool without one is left out (the
+    /// tests of each set's names catch that).
+    pub fn new(tools: Vec<Box<dyn Tool>>, specs: &[ToolSpec], limits: ToolLimits) -> Self {
+        let (tools, offered) = tools
+            .into_iter()
+            .filter_map(|tool| {
+                let spec = specs.iter().find(|s| s.name == tool.name())?;
+                let function =
+                    json!({"name": spec.name, "description": spec.description, "parameters": spec.parameters});
+                Some((tool, json!({"type": "function", "function": function})))
+            })
+            .unzip();
+        ToolSet { tools, offered, limits }
     }
 
     /// No tools: `useTools: false`.
     pub fn empty() -> Self {
-        ToolSet { tools: Vec::new(), limits: ToolLimits::default() }
+        ToolSet { tools: Vec::new(), offered: Vec::new(), limits: ToolLimits::default() }
     }
 
     /// Exactly the five tools of encrypted mode, with the credentials of the enclave's secrets
@@ -37,7 +51,7 @@ impl ToolSet {
             Box::new(swap_quote::SwapQuote::new(&ctx)),
             Box::new(solana_balance::SolanaBalance::new(&ctx)),
         ];
-        ToolSet { tools, limits: limits_of(config) }
+        ToolSet::new(tools, &specs(), limits_of(config))
     }
 
     pub fn names(&self) -> Vec<&'static str> {
@@ -53,15 +67,8 @@ impl ToolSet {
     }
 
     /// The OpenAI `tools` array.
-    pub fn specs(&self) -> Vec<Value> {
-        self.tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name(), "description": t.description(), "parameters": t.parameters()
-                }})
-            })
-            .collect()
+    pub fn specs(&self) -> &[Value] {
+        &self.offered
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent::model::{ChatMessage, ChatRole, Endpoint, ModelClient, ModelError, RetryPolicy};
-use agent::tool::{Args, Tool, ToolError, ToolFuture, ToolLimits};
+use agent::tool::{Args, Tool, ToolError, ToolFuture, ToolLimits, read_specs};
 use agent::tool_loop::{LoopOptions, LoopOutcome, MAX_ITERATIONS, run_tool_loop};
 use agent::toolset::ToolSet;
 use serde_json::{Value, json};
@@ -21,12 +21,6 @@ impl Tool for Echo {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn description(&self) -> &'static str {
-        "returns its arguments"
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]})
-    }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             self.log.lock().unwrap().push(self.name.to_string());
@@ -41,16 +35,19 @@ impl Tool for Broken {
     fn name(&self) -> &'static str {
         "broken"
     }
-    fn description(&self) -> &'static str {
-        "always fails"
-    }
-    fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {}})
-    }
     fn call<'a>(&'a self, _args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async { Err(ToolError::Upstream("answered HTTP 503".into())) })
     }
 }
+
+/// What the model is told about the three.
+const SPECS: &str = r#"[
+    {"name": "first", "description": "returns its arguments",
+     "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}},
+    {"name": "second", "description": "returns its arguments",
+     "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}},
+    {"name": "broken", "description": "always fails", "parameters": {"type": "object", "properties": {}}}
+]"#;
 
 fn toolset(log: &Arc<Mutex<Vec<String>>>) -> ToolSet {
     ToolSet::new(
@@ -59,6 +56,7 @@ fn toolset(log: &Arc<Mutex<Vec<String>>>) -> ToolSet {
             Box::new(Echo { name: "second", log: log.clone() }),
             Box::new(Broken),
         ],
+        &read_specs(SPECS),
         ToolLimits { timeout: Duration::from_secs(5), max_output_bytes: 4096 },
     )
 }

@@ -83,6 +83,12 @@ pub fn default_program_id() -> Address {
     Address(crate::sha256(b"svc attestation program v2 (embedded ledger)"))
 }
 
+/// An address of 32 equal bytes: distinct keys a unit test can read at a glance.
+#[cfg(all(test, feature = "solana"))]
+pub(crate) fn filled(byte: u8) -> Address {
+    Address([byte; 32])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

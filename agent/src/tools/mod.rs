@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use zeroize::Zeroizing;
 
-use crate::tool::ToolError;
+use crate::tool::{ToolError, ToolSpec, read_specs};
 
 pub mod http;
 pub mod solana_balance;
@@ -22,6 +22,11 @@ pub mod web_search;
 /// The five tools of encrypted mode (contract §2.4), in registration order.
 pub const PRIVATE_TOOL_NAMES: [&str; 5] =
     ["web_search", "token_price", "trending_tokens", "swap_quote", "solana_balance"];
+
+/// What the model is told about the five tools (`specs.json`).
+pub fn specs() -> Vec<ToolSpec> {
+    read_specs(include_str!("specs.json"))
+}
 
 /// The `tools` section of the enclave configuration (the relay extends it).
 #[derive(Debug, Clone, Deserialize)]
@@ -155,4 +160,34 @@ pub fn upstream_client(timeout: Duration) -> reqwest::Client {
         .user_agent(concat!("svc-agent/", env!("CARGO_PKG_VERSION")))
         .build()
         .expect("static reqwest configuration is valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `specs.json` describes the five tools, in registration order, with the bounds and
+    /// defaults their code applies.
+    #[test]
+    fn the_specs_are_the_five_tools_with_their_bounds() {
+        let specs = specs();
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, PRIVATE_TOOL_NAMES);
+        let arg = |tool: &str, arg: &str| {
+            specs.iter().find(|s| s.name == tool).unwrap().parameters["properties"][arg].clone()
+        };
+        let count = arg("web_search", "count");
+        assert_eq!(count["maximum"], web_search::MAX_COUNT);
+        assert_eq!(count["description"], format!("Number of results (default {}).", web_search::DEFAULT_COUNT));
+        let limit = arg("trending_tokens", "limit");
+        assert_eq!(limit["maximum"], trending_tokens::MAX_LIMIT);
+        assert_eq!(limit["description"], format!("Number of coins (default {}).", trending_tokens::DEFAULT_LIMIT));
+        let slippage = arg("swap_quote", "slippageBps");
+        assert_eq!(slippage["maximum"], swap_quote::MAX_SLIPPAGE_BPS);
+        let default = format!("(default {}).", swap_quote::DEFAULT_SLIPPAGE_BPS);
+        assert!(slippage["description"].as_str().unwrap().ends_with(&default));
+        let mints = arg("token_price", "mints");
+        assert_eq!(mints["anyOf"][1]["maxItems"], token_price::MAX_MINTS);
+        assert!(mints["description"].as_str().unwrap().starts_with(&format!("Up to {} ", token_price::MAX_MINTS)));
+    }
 }

@@ -39,18 +39,6 @@ impl Tool for SolanaBalance {
     fn name(&self) -> &'static str {
         NAME
     }
-    fn description(&self) -> &'static str {
-        "SOL balance and SPL token balances (mint, raw amount, decimals, amount in whole tokens) of a Solana wallet."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "address": {"type": "string", "description": "The wallet's public key (base58)."}
-            },
-            "required": ["address"]
-        })
-    }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let address = str_arg(args, "address")?.trim();

@@ -13,8 +13,8 @@ use crate::tool::{Args, Tool, ToolError, ToolFuture, opt_u64_arg, str_arg};
 use crate::tools::{ToolContext, Upstream};
 
 const NAME: &str = "swap_quote";
-const DEFAULT_SLIPPAGE_BPS: u64 = 50;
-const MAX_SLIPPAGE_BPS: u64 = 10_000;
+pub(crate) const DEFAULT_SLIPPAGE_BPS: u64 = 50;
+pub(crate) const MAX_SLIPPAGE_BPS: u64 = 10_000;
 /// Legs of the route shown.
 const MAX_LEGS: usize = 6;
 
@@ -32,35 +32,6 @@ impl SwapQuote {
 impl Tool for SwapQuote {
     fn name(&self) -> &'static str {
         NAME
-    }
-    fn description(&self) -> &'static str {
-        "Quote a Solana token swap on Jupiter (no transaction is made): how much of the output token a given \
-         amount of the input token buys, the minimum after slippage, price impact and route."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "inputMint": {
-                    "type": "string",
-                    "description": "Mint address of the token sold (or SOL, USDC, USDT, JUP, BONK)."
-                },
-                "outputMint": {
-                    "type": "string",
-                    "description": "Mint address of the token bought (or SOL, USDC, USDT, JUP, BONK)."
-                },
-                "amount": {
-                    "type": "string",
-                    "description": "Amount sold, an integer in the input token's base units \
-                                    (1 SOL = 1000000000, 1 USDC = 1000000)."
-                },
-                "slippageBps": {
-                    "type": "integer", "minimum": 0, "maximum": MAX_SLIPPAGE_BPS,
-                    "description": format!("Slippage tolerance in basis points (default {DEFAULT_SLIPPAGE_BPS}).")
-                }
-            },
-            "required": ["inputMint", "outputMint", "amount"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

@@ -13,7 +13,7 @@ use crate::tool::{Args, Tool, ToolError, ToolFuture};
 use crate::tools::{ToolContext, Upstream};
 
 const NAME: &str = "token_price";
-const MAX_MINTS: usize = 20;
+pub(crate) const MAX_MINTS: usize = 20;
 
 /// Well-known mainnet tokens the model may name by symbol: (symbol, mint, decimals).
 pub(crate) const KNOWN_TOKENS: [(&str, &str, u32); 5] = [
@@ -98,26 +98,6 @@ impl TokenPrice {
 impl Tool for TokenPrice {
     fn name(&self) -> &'static str {
         NAME
-    }
-    fn description(&self) -> &'static str {
-        "Current USD price and 24h change of Solana tokens (Jupiter). Takes mint addresses or the symbols \
-         SOL, USDC, USDT, JUP, BONK."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "mints": {
-                    "description": format!("Up to {MAX_MINTS} token mint addresses (or SOL, USDC, USDT, JUP, BONK), \
-                                            as an array or a comma-separated string."),
-                    "anyOf": [
-                        {"type": "string"},
-                        {"type": "array", "items": {"type": "string"}, "maxItems": MAX_MINTS}
-                    ]
-                }
-            },
-            "required": ["mints"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

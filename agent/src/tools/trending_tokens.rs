@@ -13,8 +13,8 @@ use crate::tool::{Args, Tool, ToolError, ToolFuture, opt_u64_arg};
 use crate::tools::{ToolContext, Upstream};
 
 const NAME: &str = "trending_tokens";
-const DEFAULT_LIMIT: u64 = 10;
-const MAX_LIMIT: u64 = 15;
+pub(crate) const DEFAULT_LIMIT: u64 = 10;
+pub(crate) const MAX_LIMIT: u64 = 15;
 
 pub struct TrendingTokens {
     http: reqwest::Client,
@@ -30,18 +30,6 @@ impl TrendingTokens {
 impl Tool for TrendingTokens {
     fn name(&self) -> &'static str {
         NAME
-    }
-    fn description(&self) -> &'static str {
-        "The coins trending on CoinGecko in the last 24 hours, with market-cap rank, USD price and 24h change."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                          "description": format!("Number of coins (default {DEFAULT_LIMIT}).")}
-            }
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

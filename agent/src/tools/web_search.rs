@@ -11,8 +11,8 @@ use crate::tool::{Args, Tool, ToolError, ToolFuture, opt_u64_arg, str_arg};
 use crate::tools::{ToolContext, Upstream};
 
 const NAME: &str = "web_search";
-const DEFAULT_COUNT: u64 = 5;
-const MAX_COUNT: u64 = 10;
+pub(crate) const DEFAULT_COUNT: u64 = 5;
+pub(crate) const MAX_COUNT: u64 = 10;
 /// Brave refuses longer queries (400 characters, 50 words).
 const MAX_QUERY_CHARS: usize = 400;
 /// Characters of a result snippet kept.
@@ -32,20 +32,6 @@ impl WebSearch {
 impl Tool for WebSearch {
     fn name(&self) -> &'static str {
         NAME
-    }
-    fn description(&self) -> &'static str {
-        "Search the web (Brave Search) and return the top results with title, URL and snippet."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What to search for."},
-                "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT,
-                          "description": format!("Number of results (default {DEFAULT_COUNT}).")}
-            },
-            "required": ["query"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

@@ -75,11 +75,8 @@ pub(super) fn compile(payer: &Address, instructions: &[Instruction]) -> Result<C
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::address::filled as a;
     use crate::solana::AccountMeta;
-
-    fn a(n: u8) -> Address {
-        Address([n; 32])
-    }
 
     #[test]
     fn orders_groups_then_keys_and_merges_flags() {

@@ -182,11 +182,8 @@ pub(super) fn decompile(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::address::filled as a;
     use crate::solana::system;
-
-    fn a(n: u8) -> Address {
-        Address([n; 32])
-    }
 
     /// A SOL transfer, laid out by hand from the wire format.
     #[test]

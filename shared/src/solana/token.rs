@@ -160,11 +160,8 @@ pub fn decode_transfer(message: &VersionedMessage, ix: &CompiledInstruction) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::address::filled as a;
     use crate::solana::Message;
-
-    fn a(n: u8) -> Address {
-        Address([n; 32])
-    }
 
     #[test]
     fn known_layouts() {

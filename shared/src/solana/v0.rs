@@ -181,11 +181,8 @@ impl MessageV0 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::address::filled as a;
     use crate::solana::{Message, VersionedMessage, system};
-
-    fn a(n: u8) -> Address {
-        Address([n; 32])
-    }
 
     #[test]
     fn without_lookups_it_is_the_legacy_body_behind_a_prefix() {

@@ -90,25 +90,6 @@ impl Tool for ColosseumSearch {
     fn name(&self) -> &'static str {
         "colosseum_search"
     }
-    fn description(&self) -> &'static str {
-        "Search Solana hackathon projects submitted to Colosseum hackathons by idea or topic \
-         (similar projects, prior art, winners)."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "description": "What the project does, e.g. `privacy wallet for stablecoins`."
-                },
-                "hackathon": {"type": "string", "description": "Only this hackathon (slug, e.g. `breakout`)."},
-                "winners_only": {"type": "boolean", "description": "Only prize winners and honorable mentions."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 25, "description": "Projects (default 8)."}
-            },
-            "required": ["query"]
-        })
-    }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
@@ -193,20 +174,6 @@ impl ColosseumArchives {
 impl Tool for ColosseumArchives {
     fn name(&self) -> &'static str {
         "colosseum_archives"
-    }
-    fn description(&self) -> &'static str {
-        "Search Colosseum's curated crypto archive (cypherpunk writing, protocol docs, research) \
-         for documents on a concept; 3-6 focused keywords work best."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "Keywords, e.g. `prediction markets governance`."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 10, "description": "Documents (default 5)."}
-            },
-            "required": ["query"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::scrape_url::{page_request, read_page};
 use crate::config::FetchConfig;
 use crate::fetch::GuardedFetch;
-use agent::tool::{Args, Tool, ToolError, ToolFuture, opt_u64_arg, str_arg};
+use agent::tool::{Args, Tool, ToolError, ToolFuture, ToolSpec, opt_u64_arg, str_arg};
 
 /// Characters of text per page at most.
 const PAGE_TEXT_CHARS: usize = 1_500;
@@ -27,6 +27,16 @@ const TOTAL_TEXT_CHARS: usize = 12_000;
 const DEFAULT_PAGES: usize = 5;
 /// Links waiting at most (bounds memory on link-heavy sites).
 const MAX_QUEUE: usize = 1_000;
+
+/// `maxPages` is bounded by the configured `fetch.crawlMaxPages`, so its spec says that bound
+/// and the default under it (`specs.json` holds those of the default configuration).
+pub fn bound_pages(spec: &mut ToolSpec, max_pages: usize) {
+    let max_pages = max_pages.max(1);
+    spec.parameters["properties"]["maxPages"] = json!({
+        "type": "integer", "minimum": 1, "maximum": max_pages,
+        "description": format!("Pages to visit (default {}).", DEFAULT_PAGES.min(max_pages))
+    });
+}
 
 pub struct CrawlUrl {
     fetch: GuardedFetch,
@@ -47,23 +57,6 @@ impl CrawlUrl {
 impl Tool for CrawlUrl {
     fn name(&self) -> &'static str {
         "crawl_url"
-    }
-    fn description(&self) -> &'static str {
-        "Crawl a public website breadth-first from a URL, staying on the same origin, and return each page's \
-         title and the start of its text."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "Absolute http(s) URL to start from."},
-                "maxPages": {
-                    "type": "integer", "minimum": 1, "maximum": self.max_pages,
-                    "description": format!("Pages to visit (default {}).", DEFAULT_PAGES.min(self.max_pages))
-                }
-            },
-            "required": ["url"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

@@ -50,23 +50,6 @@ impl Tool for Deepwiki {
     fn name(&self) -> &'static str {
         "deepwiki"
     }
-    fn description(&self) -> &'static str {
-        "Ask DeepWiki a question about a public GitHub repository (architecture, how something \
-         works, where code lives); answers come from DeepWiki's generated documentation."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "repo": {
-                    "type": "string",
-                    "description": "GitHub repository as `owner/repo`, e.g. `solana-labs/solana`."
-                },
-                "question": {"type": "string", "description": "The question about that repository."}
-            },
-            "required": ["repo", "question"]
-        })
-    }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let upstream = self.upstream.as_ref().ok_or(ToolError::NotConfigured("deepwiki"))?;

@@ -27,8 +27,8 @@ use agent::tool::{Args, Tool, ToolError, ToolFuture, opt_str_arg, opt_u64_arg, s
 use agent::tools::ToolContext;
 
 const PROVIDER: &str = "github";
-const DEFAULT_LIMIT: u64 = 10;
-const MAX_LIMIT: u64 = 30;
+pub(crate) const DEFAULT_LIMIT: u64 = 10;
+pub(crate) const MAX_LIMIT: u64 = 30;
 /// Characters of a file returned per call; `offset` pages through the rest.
 const MAX_FILE_CHARS: usize = 6000;
 const MAX_DIR_ENTRIES: usize = 100;
@@ -141,22 +141,6 @@ impl Tool for GithubListRepos {
     fn name(&self) -> &'static str {
         "github_list_repos"
     }
-    fn description(&self) -> &'static str {
-        "List a GitHub user's or organization's public repositories, most recently updated first."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "owner": {"type": "string", "description": "GitHub user or organization login, e.g. `solana-labs`."},
-                "limit": {
-                    "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                    "description": "Repositories to return (default 10)."
-                }
-            },
-            "required": ["owner"]
-        })
-    }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
@@ -203,24 +187,6 @@ impl GithubIssues {
 impl Tool for GithubIssues {
     fn name(&self) -> &'static str {
         "github_issues"
-    }
-    fn description(&self) -> &'static str {
-        "List issues (not pull requests) of a GitHub repository, newest first."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "owner": {"type": "string", "description": "Repository owner, e.g. `rust-lang`."},
-                "repo": {"type": "string", "description": "Repository name, e.g. `rust` (or `owner/repo`)."},
-                "state": {"type": "string", "enum": ["open", "closed", "all"], "description": "Default `open`."},
-                "limit": {
-                    "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                    "description": "Issues to request (default 10)."
-                }
-            },
-            "required": ["repo"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
@@ -274,29 +240,6 @@ impl GithubReadFile {
 impl Tool for GithubReadFile {
     fn name(&self) -> &'static str {
         "github_read_file"
-    }
-    fn description(&self) -> &'static str {
-        "Read a text file from a GitHub repository, or list a directory. Long files come in pages: \
-         pass `offset` (characters) to continue."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "owner": {"type": "string", "description": "Repository owner."},
-                "repo": {"type": "string", "description": "Repository name (or `owner/repo`)."},
-                "path": {
-                    "type": "string",
-                    "description": "File or directory path, e.g. `src/main.rs`; empty for the root."
-                },
-                "ref": {"type": "string", "description": "Branch, tag or commit (default: the default branch)."},
-                "offset": {
-                    "type": "integer", "minimum": 0,
-                    "description": "Character offset to start from (default 0)."
-                }
-            },
-            "required": ["repo"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

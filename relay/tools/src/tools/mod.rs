@@ -9,7 +9,7 @@ pub mod notion;
 pub mod paysh;
 pub mod scrape_url;
 
-use agent::tool::Tool;
+use agent::tool::{Tool, read_specs};
 use agent::tools::{ToolContext, solana_balance, swap_quote, token_price, trending_tokens, web_search};
 use agent::toolset::{ToolSet, limits_of};
 
@@ -62,5 +62,27 @@ pub fn full(config: &ToolsConfig) -> ToolSet {
         Box::new(notion::NotionGetPage::new(&ctx)),
         Box::new(notion::NotionQueryDatabase::new(&ctx)),
     ];
-    ToolSet::new(tools, limits_of(&shared))
+    let mut specs = agent::tools::specs();
+    specs.extend(read_specs(include_str!("specs.json")));
+    for spec in specs.iter_mut().filter(|s| s.name == "crawl_url") {
+        crawl_url::bound_pages(spec, fetch.crawl_max_pages);
+    }
+    ToolSet::new(tools, &specs, limits_of(&shared))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The eighteen tools are offered, each with its spec; `github`'s bounds are its code's.
+    #[test]
+    fn every_tool_is_offered_with_its_bounds() {
+        let set = full(&ToolsConfig::default());
+        assert_eq!(set.names(), ALL_TOOL_NAMES);
+        let offered: Vec<&str> = set.specs().iter().map(|s| s["function"]["name"].as_str().unwrap()).collect();
+        assert_eq!(offered, ALL_TOOL_NAMES);
+        let limit = &set.specs()[12]["function"]["parameters"]["properties"]["limit"];
+        assert_eq!(limit["maximum"], github::MAX_LIMIT);
+        assert_eq!(limit["description"], format!("Repositories to return (default {}).", github::DEFAULT_LIMIT));
+    }
 }

@@ -232,22 +232,6 @@ impl Tool for NotionSearch {
     fn name(&self) -> &'static str {
         "notion_search"
     }
-    fn description(&self) -> &'static str {
-        "Search the Notion pages and databases shared with this workspace's integration, by title."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "Words in the title; empty lists everything shared."},
-                "type": {
-                    "type": "string", "enum": ["page", "database"],
-                    "description": "Only pages or only databases."
-                },
-                "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Results (default 10)."}
-            }
-        })
-    }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
@@ -299,21 +283,6 @@ impl Tool for NotionGetPage {
     fn name(&self) -> &'static str {
         "notion_get_page"
     }
-    fn description(&self) -> &'static str {
-        "Read a Notion page: its title, properties and the text of its top-level blocks."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "page_id": {
-                    "type": "string",
-                    "description": "Page id (32 hex digits, dashes optional), e.g. from notion_search."
-                }
-            },
-            "required": ["page_id"]
-        })
-    }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
@@ -357,25 +326,6 @@ impl NotionQueryDatabase {
 impl Tool for NotionQueryDatabase {
     fn name(&self) -> &'static str {
         "notion_query_database"
-    }
-    fn description(&self) -> &'static str {
-        "Query the rows of a Notion database, optionally with a Notion filter object; \
-         each row's properties come back as plain values."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "database_id": {"type": "string", "description": "Database id (32 hex digits, dashes optional)."},
-                "filter": {
-                    "type": "object",
-                    "description":
-                        "A Notion database filter, e.g. {\"property\": \"Status\", \"status\": {\"equals\": \"Done\"}}."
-                },
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Rows (default 20)."}
-            },
-            "required": ["database_id"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

@@ -160,24 +160,6 @@ impl Tool for PayshSearchApis {
     fn name(&self) -> &'static str {
         "paysh_search_apis"
     }
-    fn description(&self) -> &'static str {
-        "Search the pay.sh catalog of pay-per-call APIs by keyword or category. Pass `provider` \
-         (a result's fqn) to list that provider's endpoints with their URLs."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "Keywords, e.g. `weather forecast`."},
-                "category": {"type": "string", "description": "e.g. `data`, `search`, `ai_ml`, `finance`, `maps`."},
-                "provider": {
-                    "type": "string",
-                    "description": "A provider fqn such as `quicknode/rpc`: list its endpoints."
-                },
-                "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Results (default 8)."}
-            }
-        })
-    }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
             let tool = self.name();
@@ -291,21 +273,6 @@ impl PayshCallApi {
 impl Tool for PayshCallApi {
     fn name(&self) -> &'static str {
         "paysh_call_api"
-    }
-    fn description(&self) -> &'static str {
-        "Call an API listed in the pay.sh catalog (GET, or POST with a JSON body). This agent does \
-         not pay: a paid endpoint answers status 402 with its price and payment options."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "Endpoint URL from paysh_search_apis, with any query string."},
-                "method": {"type": "string", "enum": ["GET", "POST"], "description": "Default GET."},
-                "body": {"description": "JSON body for POST."}
-            },
-            "required": ["url"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::config::FetchConfig;
 use crate::fetch::{FetchRequest, Fetched, GuardedFetch};
@@ -34,18 +34,6 @@ impl ScrapeUrl {
 impl Tool for ScrapeUrl {
     fn name(&self) -> &'static str {
         "scrape_url"
-    }
-    fn description(&self) -> &'static str {
-        "Fetch one public web page (http or https) and return its title and readable text."
-    }
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "Absolute http(s) URL of the page."}
-            },
-            "required": ["url"]
-        })
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {
