@@ -117,7 +117,7 @@ async fn save_announced(
         "sessionId": s.id, "walletId": wallet_id, "mode": s.mode, "state": s.state, "previousState": before,
         "reason": s.reason, "fundingTxSig": text(&s.funding_tx_sig), "swapTxSig": text(&s.swap_tx_sig),
         "finalTxSig": text(&s.final_tx_sig), "refundTxSig": text(&s.refund_tx_sig), "closeTxSig": text(&s.close_tx_sig),
-        "actualOut": text(&s.actual_out),
+        "actualOut": s.actual_out.map(|a| a.to_string()).unwrap_or_default(),
     });
     let event_type = format!("session.{}", s.state);
     records::retried(|| async {
@@ -183,13 +183,9 @@ async fn expire(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
     if height <= s.funding_valid_height as u64 {
         return Ok(Next::Later(2));
     }
-    let key = shared::address::Address::parse(&s.ephemeral)
-        .ok_or(RelayError::Internal("a stored session key is not base58"))?;
-    let mint = shared::address::Address::parse(&s.from_mint)
-        .ok_or(RelayError::Internal("a stored session's mint is not base58"))?;
     let held = agents
         .chain
-        .token_balance(&shared::swap::funding::token_account(&key, &mint))
+        .token_balance(&shared::swap::funding::token_account(&s.ephemeral, &s.order.from_mint))
         .await
         .map_err(RelayError::Chain)?;
     let next = if held.unwrap_or(0) > 0 { state::REFUNDING } else { state::FAILED };
@@ -371,7 +367,9 @@ async fn attest(app: &App, s: &mut Session) -> Result<Next, RelayError> {
     }
     let receipt: shared::swap::SwapReceipt = serde_json::from_str(s.receipt_json.as_deref().unwrap_or_default())
         .map_err(|_| RelayError::Internal("a stored JSON value does not parse"))?;
-    s.actual_out = Some(receipt.actual_out);
+    let actual_out = shared::amount::Amount::parse(&receipt.actual_out)
+        .ok_or(RelayError::Internal("a stored receipt's actualOut is not an amount"))?;
+    s.actual_out = Some(actual_out);
     s.state = state::SETTLED.into();
     s.reason = None;
     Ok(Next::Now)

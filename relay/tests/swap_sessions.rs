@@ -5,35 +5,32 @@
 
 mod common;
 
-use relay::agents::sessions::{self, FundingRefused, Pending, Session, state};
+use relay::agents::sessions::{self, FundingRefused, Order, Pending, Session, state};
 use relay::receipts::CommitLog;
 use relay::store::Store;
+use shared::address::Address;
+use shared::amount::Amount;
 
 fn session(id: &str, expires_at: i64) -> Session {
-    Session {
-        id: id.into(),
-        mode: "oneshot".into(),
-        state: state::AWAITING_FUNDING.into(),
-        wallet_id: None,
-        owner: None,
-        payer: "payer".into(),
-        from_mint: "usdc".into(),
-        to_mint: "tkn".into(),
-        amount: "10000000".into(),
-        destination: "dest".into(),
+    let key = |n: u8| Address([n; 32]);
+    let order = Order {
+        payer: key(1),
+        from_mint: key(2),
+        to_mint: key(3),
+        amount: Amount(10_000_000),
+        destination: key(4),
         slippage_bps: 50,
-        expected_out: "100".into(),
-        min_out: "99".into(),
+        expected_out: Amount(100),
+        min_out: Amount(99),
+    };
+    Session {
         expires_at,
         funding_valid_height: 1_000,
-        ephemeral: "eph".into(),
         object_id: format!("obj-{id}"),
         commitment_json: "{}".into(),
         bucketed: true,
         bucket_label: Some("10 USDC".into()),
-        created_at: 100,
-        updated_at: 100,
-        ..Session::default()
+        ..Session::new(id.into(), ("oneshot", state::AWAITING_FUNDING), order, key(5), 100)
     }
 }
 
@@ -60,7 +57,7 @@ async fn lifecycle(store: &Store) {
         FundingRefused::WrongState(state::FUNDED.into())
     );
     assert_eq!(sessions::funded_by(store, "sig-1").await.unwrap().as_deref(), Some("a"));
-    assert_eq!(sessions::fundings(store, "usdc", "10000000", now).await.unwrap(), 1);
+    assert_eq!(sessions::fundings(store, &Address([2; 32]).to_string(), "10000000", now).await.unwrap(), 1);
 
     // A worker holds it; nobody else takes it until the lease runs out.
     let mut held = sessions::claim(store, now, 30).await.unwrap().expect("the funded session");
@@ -84,7 +81,7 @@ async fn lifecycle(store: &Store) {
     worked.final_tx_sig = Some("final".into());
     worked.refund_tx_sig = Some("refund".into());
     worked.close_tx_sig = Some("close".into());
-    worked.actual_out = Some("98".into());
+    worked.actual_out = Some(Amount(98));
     worked.pending = Some(Pending {
         kind: "deliver".into(),
         transaction: "tx".into(),
@@ -158,6 +155,32 @@ async fn receipts_commit_once(store: &Store) {
     assert_eq!(entries[0].entry, hex::encode(shared::tlog::entry::swap(&receipt).unwrap()));
 }
 
+/// The order's addresses and amounts are stored as their text and read back typed; a row whose
+/// text is not one (a hostile or broken write to the database) is refused, not read as a
+/// default.
+async fn typed_columns(store: &Store) {
+    sessions::insert(store.pool(), &session("t", 1_000_000)).await.unwrap();
+    let row: (String, String, String) =
+        sqlx::query_as("SELECT payer, amount, min_out FROM swap_sessions WHERE id = 't'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(row, (Address([1; 32]).to_string(), "10000000".to_string(), "99".to_string()));
+    for (column, bad) in [("payer", "not base58"), ("amount", "010"), ("min_out", "-1"), ("destination", "")] {
+        let id = format!("t-{column}");
+        // Not expired (no worker claims it in the tests after this one).
+        sessions::insert(store.pool(), &session(&id, 1_000_000)).await.unwrap();
+        sqlx::query(&format!("UPDATE swap_sessions SET {column} = $1 WHERE id = $2"))
+            .bind(bad)
+            .bind(&id)
+            .execute(store.pool())
+            .await
+            .unwrap();
+        let read = sessions::get(store, &id).await;
+        assert!(read.is_err(), "{column} = {bad:?} read as {read:?}");
+    }
+}
+
 /// Two relays on one database claim 20 funded sessions at once: each is taken exactly once.
 async fn concurrent_claims(a: Store, b: Store) {
     let now = 5_000;
@@ -190,6 +213,7 @@ common::on_both_stores!(
     |db| {
         lifecycle(&db.store).await;
         receipts_commit_once(&db.store).await;
+        typed_columns(&db.store).await;
         concurrent_claims(db.store.clone(), Store::open(&db.url).await.unwrap()).await;
     }
 );

@@ -9,6 +9,10 @@ use serde::Serialize;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use shared::address::Address;
+use shared::amount::Amount;
+use shared::swap::ParsedTerms;
+
 use crate::store::{Store, StoreError, is_unique_violation};
 
 /// Where a session is (docs/swaps.md has the transitions). `settled` and `failed` are terminal
@@ -45,26 +49,65 @@ pub mod state {
     ];
 }
 
+/// What a session moves, fixed when it is made: whose tokens, which, how many, to whom, and
+/// what the swap is expected and bound to give (an encrypt or a shield gives what it takes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Order {
+    pub payer: Address,
+    pub from_mint: Address,
+    pub to_mint: Address,
+    pub amount: Amount,
+    pub destination: Address,
+    pub slippage_bps: u16,
+    pub expected_out: Amount,
+    pub min_out: Amount,
+}
+
+impl Order {
+    /// The order signed session terms state, quoted to give `expected_out` under `slippage_bps`.
+    pub fn of_terms(terms: &ParsedTerms, slippage_bps: u16, expected_out: u64) -> Order {
+        Order {
+            payer: terms.payer,
+            from_mint: terms.from_mint,
+            to_mint: terms.to_mint,
+            amount: Amount(terms.amount),
+            destination: terms.destination,
+            slippage_bps,
+            expected_out: Amount(expected_out),
+            min_out: Amount(terms.min_out),
+        }
+    }
+
+    /// `amount` of `mint` from `payer` to `destination` unchanged (an encrypt or a shield).
+    pub fn moving(payer: Address, (mint, amount): (Address, u64), destination: Address) -> Order {
+        let amount = Amount(amount);
+        Order {
+            payer,
+            from_mint: mint,
+            to_mint: mint,
+            amount,
+            destination,
+            slippage_bps: 0,
+            expected_out: amount,
+            min_out: amount,
+        }
+    }
+}
+
 /// One session row.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
     pub id: String,
     pub mode: String,
     pub state: String,
     pub wallet_id: Option<String>,
     pub owner: Option<String>,
-    pub payer: String,
-    pub from_mint: String,
-    pub to_mint: String,
-    pub amount: String,
-    pub destination: String,
-    pub slippage_bps: i64,
-    pub expected_out: String,
-    pub min_out: String,
+    pub order: Order,
     pub expires_at: i64,
     /// The last block height at which the funding transaction handed out can land.
     pub funding_valid_height: i64,
-    pub ephemeral: String,
+    /// The session's key (a one-shot swap's), or the key the tokens leave from.
+    pub ephemeral: Address,
     pub object_id: String,
     pub commitment_json: String,
     pub bucketed: bool,
@@ -75,7 +118,7 @@ pub struct Session {
     pub refund_tx_sig: Option<String>,
     /// A shield's fourth transaction: its intermediate key's close.
     pub close_tx_sig: Option<String>,
-    pub actual_out: Option<String>,
+    pub actual_out: Option<Amount>,
     /// A signed transaction recorded before it is sent: its kind (`swap`, `deliver`,
     /// `refund`), bytes (base64), signature and last valid block height.
     pub pending: Option<Pending>,
@@ -90,6 +133,44 @@ pub struct Session {
     pub updated_at: i64,
     /// The token of the worker holding this session (set by [`claim`]).
     pub lease_owner: Option<String>,
+}
+
+impl Session {
+    /// A session in its first `state`, `mode`, moving `order` from `ephemeral`, made `now`;
+    /// nothing recorded yet and no lease (the caller sets what its mode knows at the start).
+    pub fn new(id: String, (mode, state): (&str, &str), order: Order, ephemeral: Address, now: i64) -> Session {
+        Session {
+            id,
+            mode: mode.into(),
+            state: state.into(),
+            wallet_id: None,
+            owner: None,
+            order,
+            expires_at: now,
+            funding_valid_height: 0,
+            ephemeral,
+            object_id: String::new(),
+            commitment_json: String::new(),
+            bucketed: false,
+            bucket_label: None,
+            funding_tx_sig: None,
+            swap_tx_sig: None,
+            final_tx_sig: None,
+            refund_tx_sig: None,
+            close_tx_sig: None,
+            actual_out: None,
+            pending: None,
+            reason: None,
+            attempts: 0,
+            receipt_json: None,
+            attestation_address: None,
+            attestation_tx_sig: None,
+            funded_at: None,
+            created_at: now,
+            updated_at: now,
+            lease_owner: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -159,7 +240,7 @@ fn bind_progress<'q>(query: Query<'q>, s: &'q Session) -> Query<'q> {
         .bind(&s.final_tx_sig)
         .bind(&s.refund_tx_sig)
         .bind(&s.close_tx_sig)
-        .bind(&s.actual_out)
+        .bind(s.actual_out.map(|a| a.to_string()))
         .bind(pending.map(|p| p.kind.clone()))
         .bind(pending.map(|p| p.transaction.clone()))
         .bind(pending.map(|p| p.signature.clone()))
@@ -215,17 +296,20 @@ fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
         state: r.try_get("state")?,
         wallet_id: r.try_get("wallet_id")?,
         owner: r.try_get("owner")?,
-        payer: r.try_get("payer")?,
-        from_mint: r.try_get("from_mint")?,
-        to_mint: r.try_get("to_mint")?,
-        amount: r.try_get("amount")?,
-        destination: r.try_get("destination")?,
-        slippage_bps: r.try_get("slippage_bps")?,
-        expected_out: r.try_get("expected_out")?,
-        min_out: r.try_get("min_out")?,
+        order: Order {
+            payer: address(r, "payer")?,
+            from_mint: address(r, "from_mint")?,
+            to_mint: address(r, "to_mint")?,
+            amount: amount(r, "amount")?,
+            destination: address(r, "destination")?,
+            slippage_bps: u16::try_from(r.try_get::<i64, _>("slippage_bps")?)
+                .map_err(|_| sqlx::Error::Decode("swap_sessions.slippage_bps is out of range".into()))?,
+            expected_out: amount(r, "expected_out")?,
+            min_out: amount(r, "min_out")?,
+        },
         expires_at: r.try_get("expires_at")?,
         funding_valid_height: r.try_get("funding_valid_height")?,
-        ephemeral: r.try_get("ephemeral")?,
+        ephemeral: address(r, "ephemeral")?,
         object_id: r.try_get("object_id")?,
         commitment_json: r.try_get("commitment_json")?,
         bucketed: r.try_get::<i64, _>("bucketed")? != 0,
@@ -235,7 +319,10 @@ fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
         final_tx_sig: r.try_get("final_tx_sig")?,
         refund_tx_sig: r.try_get("refund_tx_sig")?,
         close_tx_sig: r.try_get("close_tx_sig")?,
-        actual_out: r.try_get("actual_out")?,
+        actual_out: match r.try_get::<Option<String>, _>("actual_out")? {
+            Some(text) => Some(Amount::parse(&text).ok_or_else(|| corrupt("actual_out", "an amount"))?),
+            None => None,
+        },
         pending,
         reason: r.try_get("reason")?,
         attempts: r.try_get("attempts")?,
@@ -249,6 +336,20 @@ fn from_row(r: &AnyRow) -> Result<Session, sqlx::Error> {
     })
 }
 
+/// Addresses and amounts are stored as their text (base58, decimal); one that does not read
+/// back is a corrupt row.
+fn address(r: &AnyRow, column: &'static str) -> Result<Address, sqlx::Error> {
+    Address::parse(&r.try_get::<String, _>(column)?).ok_or_else(|| corrupt(column, "base58"))
+}
+
+fn amount(r: &AnyRow, column: &'static str) -> Result<Amount, sqlx::Error> {
+    Amount::parse(&r.try_get::<String, _>(column)?).ok_or_else(|| corrupt(column, "an amount"))
+}
+
+fn corrupt(column: &str, what: &str) -> sqlx::Error {
+    sqlx::Error::Decode(format!("swap_sessions.{column} is not {what}").into())
+}
+
 /// Inserts a new session through `db` (the pool, or an open transaction).
 pub async fn insert<'e>(db: impl sqlx::Executor<'e, Database = sqlx::Any>, s: &Session) -> Result<(), StoreError> {
     let query = sqlx::query(&INSERT)
@@ -256,17 +357,17 @@ pub async fn insert<'e>(db: impl sqlx::Executor<'e, Database = sqlx::Any>, s: &S
         .bind(&s.mode)
         .bind(&s.wallet_id)
         .bind(&s.owner)
-        .bind(&s.payer)
-        .bind(&s.from_mint)
-        .bind(&s.to_mint)
-        .bind(&s.amount)
-        .bind(&s.destination)
-        .bind(s.slippage_bps)
-        .bind(&s.expected_out)
-        .bind(&s.min_out)
+        .bind(s.order.payer.to_string())
+        .bind(s.order.from_mint.to_string())
+        .bind(s.order.to_mint.to_string())
+        .bind(s.order.amount.to_string())
+        .bind(s.order.destination.to_string())
+        .bind(i64::from(s.order.slippage_bps))
+        .bind(s.order.expected_out.to_string())
+        .bind(s.order.min_out.to_string())
         .bind(s.expires_at)
         .bind(s.funding_valid_height)
-        .bind(&s.ephemeral)
+        .bind(s.ephemeral.to_string())
         .bind(&s.object_id)
         .bind(&s.commitment_json)
         .bind(i64::from(s.bucketed))

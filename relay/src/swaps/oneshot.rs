@@ -25,7 +25,7 @@ use super::params::{self, Fields, FromFields};
 use super::quote::{self, Pair};
 use super::{buckets, enclave};
 use crate::agents::Agents;
-use crate::agents::sessions::{self, FundingRefused, Session, state};
+use crate::agents::sessions::{self, FundingRefused, Order, Session, state};
 use crate::billing::metering::{Bill, paid};
 use crate::http::body;
 use crate::http::error::{ErrorBody, RelayError};
@@ -206,31 +206,16 @@ async fn open(
     let from =
         agents.config.mint(&pair.from_mint).ok_or(RelayError::Internal("a checked mint left the configuration"))?;
     let bucketing = buckets::bucket(pair.amount, from);
+    let order = Order::of_terms(&parsed, pair.slippage_bps, expected_out);
     let session = Session {
-        id: session_id.clone(),
-        mode: MODE.into(),
-        state: state::AWAITING_FUNDING.into(),
-        wallet_id: None,
-        owner: None,
-        payer: terms.payer.clone(),
-        from_mint: terms.from_mint.clone(),
-        to_mint: terms.to_mint.clone(),
-        amount: terms.amount.clone(),
-        destination: terms.destination.clone(),
-        slippage_bps: i64::from(pair.slippage_bps),
-        expected_out: expected_out.to_string(),
-        min_out: terms.min_out.clone(),
         expires_at,
         funding_valid_height: blockhash.last_valid_block_height as i64,
-        ephemeral: ephemeral.to_string(),
         object_id: opened.object.id.clone(),
         commitment_json: serde_json::to_string(&opened.commitment)
             .map_err(|_| RelayError::Internal("a value did not serialize"))?,
         bucketed: bucketing.as_ref().is_some_and(|b| b.bucketed),
         bucket_label: bucketing.as_ref().map(|b| b.label.clone()),
-        created_at: now,
-        updated_at: now,
-        ..Session::default()
+        ..Session::new(session_id.clone(), (MODE, state::AWAITING_FUNDING), order, ephemeral, now)
     };
     crate::enclaves::objects::insert(&app.store, &opened.object, now).await?;
     sessions::insert(app.store.pool(), &session).await?;

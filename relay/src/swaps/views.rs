@@ -9,6 +9,8 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use serde::Serialize;
+use shared::address::Address;
+use shared::amount::Amount;
 use shared::swap::SwapReceipt;
 
 use super::params;
@@ -23,13 +25,18 @@ pub struct SessionView {
     pub id: String,
     pub mode: String,
     pub state: String,
-    pub ephemeral_pubkey: String,
+    #[schema(value_type = String)]
+    pub ephemeral_pubkey: Address,
     pub wallet_id: Option<String>,
-    pub from_mint: String,
-    pub to_mint: String,
-    pub amount_base_units: String,
+    #[schema(value_type = String)]
+    pub from_mint: Address,
+    #[schema(value_type = String)]
+    pub to_mint: Address,
+    #[schema(value_type = String)]
+    pub amount_base_units: Amount,
     pub actual_out: String,
-    pub destination_pubkey: String,
+    #[schema(value_type = String)]
+    pub destination_pubkey: Address,
     pub funding_tx_sig: String,
     pub final_tx_sig: String,
     pub attestation_pda: String,
@@ -40,8 +47,10 @@ pub struct SessionView {
     pub swap_tx_sig: String,
     /// A shield's fourth transaction (its intermediate key's close); empty otherwise.
     pub close_tx_sig: String,
-    pub expected_out: String,
-    pub min_out: String,
+    #[schema(value_type = String)]
+    pub expected_out: Amount,
+    #[schema(value_type = String)]
+    pub min_out: Amount,
     pub bucketed: bool,
     pub expires_at: String,
     pub created_at: String,
@@ -56,13 +65,13 @@ impl From<&Session> for SessionView {
             id: s.id.clone(),
             mode: s.mode.clone(),
             state: s.state.clone(),
-            ephemeral_pubkey: s.ephemeral.clone(),
+            ephemeral_pubkey: s.ephemeral,
             wallet_id: s.wallet_id.clone(),
-            from_mint: s.from_mint.clone(),
-            to_mint: s.to_mint.clone(),
-            amount_base_units: s.amount.clone(),
-            actual_out: text(&s.actual_out),
-            destination_pubkey: s.destination.clone(),
+            from_mint: s.order.from_mint,
+            to_mint: s.order.to_mint,
+            amount_base_units: s.order.amount,
+            actual_out: s.actual_out.map(|a| a.to_string()).unwrap_or_default(),
+            destination_pubkey: s.order.destination,
             funding_tx_sig: text(&s.funding_tx_sig),
             final_tx_sig: text(&s.final_tx_sig),
             attestation_pda: text(&s.attestation_address),
@@ -70,8 +79,8 @@ impl From<&Session> for SessionView {
             refund_tx_sig: text(&s.refund_tx_sig),
             swap_tx_sig: text(&s.swap_tx_sig),
             close_tx_sig: text(&s.close_tx_sig),
-            expected_out: s.expected_out.clone(),
-            min_out: s.min_out.clone(),
+            expected_out: s.order.expected_out,
+            min_out: s.order.min_out,
             bucketed: s.bucketed,
             expires_at: time(s.expires_at),
             created_at: time(s.created_at),

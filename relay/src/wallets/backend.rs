@@ -4,6 +4,7 @@
 //! ZK pool) would implement the same operations.
 
 use serde_json::json;
+use shared::address::Address;
 use shared::privacy::{
     BalanceStatement, PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest, WithdrawalOrder,
 };
@@ -51,10 +52,10 @@ pub trait PrivacyBackend {
     /// from the wallet, signed.
     async fn shield(&self, request: WalletRequest) -> Result<(String, SealedObject, SignedTx), RelayError>;
     /// Credits a shield's landed deposit to its intermediate key; false when it was already.
-    async fn shield_credit(&self, hop: &SealedObject, mint: &str, signature: &str) -> Result<bool, RelayError>;
+    async fn shield_credit(&self, hop: &SealedObject, mint: &Address, signature: &str) -> Result<bool, RelayError>;
     /// Debits the intermediate key and records the payout to it (the withdrawal row whose order
     /// id is the shield's) before anything sends it; false when it was recorded already.
-    async fn shield_hop(&self, wallet: &Wallet, hop: &SealedObject, mint: &str) -> Result<bool, RelayError>;
+    async fn shield_hop(&self, wallet: &Wallet, hop: &SealedObject, mint: &Address) -> Result<bool, RelayError>;
     /// The intermediate key's delivery to the destination, or (`close`) its close; None when
     /// it was done already.
     async fn shield_leg(&self, hop: &SealedObject, close: bool) -> Result<Option<SignedTx>, RelayError>;
@@ -63,7 +64,7 @@ pub trait PrivacyBackend {
     async fn credit(
         &self,
         wallet: &Wallet,
-        mint: &str,
+        mint: &Address,
         signature: &str,
         details: serde_json::Value,
     ) -> Result<Option<u64>, RelayError>;
@@ -240,7 +241,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         Ok((id, hop, deposit))
     }
 
-    async fn shield_credit(&self, hop: &SealedObject, mint: &str, signature: &str) -> Result<bool, RelayError> {
+    async fn shield_credit(&self, hop: &SealedObject, mint: &Address, signature: &str) -> Result<bool, RelayError> {
         let pool = self.pool().await?.blob;
         let request_for = |book| PrivacyRequest::ShieldCredit {
             hop: hop.blob.clone(),
@@ -248,21 +249,22 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             book,
             signature: signature.to_string(),
         };
-        match self.change_book(mint, request_for, Intent::ShieldCredit).await {
+        match self.change_book(&mint.to_string(), request_for, Intent::ShieldCredit).await {
             Ok(_) => Ok(true),
             Err(e) if nothing_to_do(&e, "already credited") => Ok(false),
             Err(e) => Err(e),
         }
     }
 
-    async fn shield_hop(&self, wallet: &Wallet, hop: &SealedObject, mint: &str) -> Result<bool, RelayError> {
+    async fn shield_hop(&self, wallet: &Wallet, hop: &SealedObject, mint: &Address) -> Result<bool, RelayError> {
         let pool = self.pool().await?.blob;
         let request_for = |book: Option<String>| PrivacyRequest::ShieldHop {
             hop: hop.blob.clone(),
             pool: pool.clone(),
             book: book.unwrap_or_default(),
         };
-        match self.change_book(mint, request_for, Intent::ShieldHop { wallet_id: wallet.id.clone() }).await {
+        match self.change_book(&mint.to_string(), request_for, Intent::ShieldHop { wallet_id: wallet.id.clone() }).await
+        {
             Ok(_) => {
                 crate::failpoint::hit("privacy:hop:recorded");
                 Ok(true)
@@ -296,7 +298,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
     async fn credit(
         &self,
         wallet: &Wallet,
-        mint: &str,
+        mint: &Address,
         signature: &str,
         details: serde_json::Value,
     ) -> Result<Option<u64>, RelayError> {
@@ -310,7 +312,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             signature: signature.to_string(),
         };
         let intent = Intent::Credit { wallet_id: wallet.id.clone(), details };
-        match self.change_book(mint, request_for, intent).await {
+        match self.change_book(&mint.to_string(), request_for, intent).await {
             Ok(Outcome::Released(answer) | Outcome::Unchanged(answer)) => {
                 crate::failpoint::hit("privacy:credit:stored");
                 Ok(answer.balance.map(|b| b.0))

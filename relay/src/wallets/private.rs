@@ -14,12 +14,13 @@ use std::time::Duration;
 
 use chain::{Chain, ChainError, Commitment, Confirmation};
 use serde_json::json;
+use shared::address::Address;
 use shared::privacy::{OwnerAuth, WalletRequest};
 use sqlx::Row;
 
 use super::backend::{EnclavePoolBackend, PrivacyBackend, SignedTx, Withdrawal};
 use super::records::{self, Wallet};
-use crate::agents::sessions::{self, Pending, Session, state};
+use crate::agents::sessions::{self, Order, Pending, Session, state};
 use crate::agents::{Agents, agents};
 use crate::http::error::RelayError;
 use crate::state::App;
@@ -60,50 +61,48 @@ pub async fn start_encrypt(
     app: &App,
     wallet: &Wallet,
     request: WalletRequest,
-    (mint, amount): (&str, u64),
+    (mint, amount): (Address, u64),
     kept: Option<&(String, String)>,
 ) -> Result<Session, RelayError> {
     let agents = agents(app)?;
     let (id, signed): (String, SignedTx) = backend(app, agents).encrypt(request).await?;
     let pool = super::backend::pool_address(&app.store)
         .await?
+        .as_deref()
+        .and_then(Address::parse)
         .ok_or(RelayError::Internal("the pool's address is not recorded"))?;
     let now = crate::unix_now();
-    let session = Session {
-        destination: pool,
-        ..moving_session(wallet, id, (MODE_ENCRYPT, state::ENCRYPTING), (mint, amount), (KIND_ENCRYPT, signed), now)
-    };
+    let order = Order::moving(wallet.address, (mint, amount), pool);
+    let session = moving_session(
+        wallet,
+        id,
+        (MODE_ENCRYPT, state::ENCRYPTING),
+        (wallet.address, order),
+        (KIND_ENCRYPT, signed),
+        now,
+    );
     // The `encrypt` audit entry is written with the credit.
     record_start(app, &session, &wallet.id, None, kept.map(|k| ("encrypt", k))).await?;
     Ok(session)
 }
 
-/// A session that moves `amount` of `mint` out of `wallet` unchanged (an encrypt or a shield),
-/// in its first state, with the transaction the enclave signed for it recorded (as its funding
-/// and as pending, `kind`) before anything sends it. Its destination is the caller's to set.
+/// A session of `wallet`'s that moves tokens unchanged (an encrypt or a shield, `order`) from
+/// `from` (the wallet, or a shield's intermediate key), in its first state, with the
+/// transaction the enclave signed for it recorded (as its funding and as pending, `kind`)
+/// before anything sends it.
 pub(crate) fn moving_session(
     wallet: &Wallet,
     id: String,
     (mode, first): (&str, &str),
-    (mint, amount): (&str, u64),
+    (from, order): (Address, Order),
     (kind, signed): (&str, SignedTx),
     now: i64,
 ) -> Session {
     Session {
-        id,
-        mode: mode.into(),
-        state: first.into(),
         wallet_id: Some(wallet.id.clone()),
         owner: Some(wallet.key_id.clone()),
-        payer: wallet.address.to_string(),
-        from_mint: mint.into(),
-        to_mint: mint.into(),
-        amount: amount.to_string(),
-        expected_out: amount.to_string(),
-        min_out: amount.to_string(),
         expires_at: now + 3600,
         funding_valid_height: signed.last_valid_block_height as i64,
-        ephemeral: wallet.address.to_string(),
         object_id: wallet.object_id.clone(),
         commitment_json: "{}".into(),
         funding_tx_sig: Some(signed.signature.clone()),
@@ -114,9 +113,7 @@ pub(crate) fn moving_session(
             last_valid_block_height: signed.last_valid_block_height as i64,
         }),
         funded_at: Some(now),
-        created_at: now,
-        updated_at: now,
-        ..Default::default()
+        ..Session::new(id, (mode, first), order, from, now)
     }
 }
 
@@ -137,28 +134,20 @@ pub async fn start_swap(
 ) -> Result<Session, RelayError> {
     let agents = agents(app)?;
     let (opened, funding) = backend(app, agents).swap(request).await?;
-    let terms = &opened.commitment.terms;
-    if terms.payer != wallet.address.to_string() || opened.commitment.verify().is_err() {
-        return Err(RelayError::EnclaveAnswer("the enclave's managed swap session is not this wallet's"));
+    let not_this_wallets = || RelayError::EnclaveAnswer("the enclave's managed swap session is not this wallet's");
+    let terms = opened.commitment.terms.parse().map_err(|_| not_this_wallets())?;
+    let ephemeral = Address::parse(&opened.commitment.ephemeral_pubkey)
+        .ok_or(RelayError::EnclaveAnswer("the enclave's session key is not base58"))?;
+    if terms.payer != wallet.address || opened.commitment.verify().is_err() {
+        return Err(not_this_wallets());
     }
     let now = crate::unix_now();
+    let order = Order::of_terms(&terms, slippage_bps, terms.min_out);
     let session = Session {
-        id: terms.session_id.clone(),
-        mode: MODE_MANAGED.into(),
-        state: state::FUNDING.into(),
         wallet_id: Some(wallet.id.clone()),
         owner: Some(wallet.key_id.clone()),
-        payer: terms.payer.clone(),
-        from_mint: terms.from_mint.clone(),
-        to_mint: terms.to_mint.clone(),
-        amount: terms.amount.clone(),
-        destination: terms.destination.clone(),
-        slippage_bps: i64::from(slippage_bps),
-        expected_out: terms.min_out.clone(),
-        min_out: terms.min_out.clone(),
         expires_at: terms.expires_at as i64,
         funding_valid_height: funding.last_valid_block_height as i64,
-        ephemeral: opened.commitment.ephemeral_pubkey.clone(),
         object_id: opened.object.id.clone(),
         commitment_json: serde_json::to_string(&opened.commitment)
             .map_err(|_| RelayError::Internal("a value did not serialize"))?,
@@ -170,17 +159,22 @@ pub async fn start_swap(
             last_valid_block_height: funding.last_valid_block_height as i64,
         }),
         funded_at: Some(now),
-        created_at: now,
-        updated_at: now,
-        ..Default::default()
+        ..Session::new(
+            opened.commitment.terms.session_id.clone(),
+            (MODE_MANAGED, state::FUNDING),
+            order,
+            ephemeral,
+            now,
+        )
     };
     if crate::enclaves::objects::load(&app.store, &opened.object.id).await?.is_none() {
         crate::enclaves::objects::insert(&app.store, &opened.object, now).await?;
     }
     // The session (which holds the signed funding) and its audit entry, at once.
-    let data = json!({"walletId": wallet.id, "sessionId": session.id, "fromMint": session.from_mint,
-                      "toMint": session.to_mint, "amount": session.amount, "destination": session.destination,
-                      "minOut": session.min_out, "txSignature": funding.signature});
+    let o = &session.order;
+    let data = json!({"walletId": wallet.id, "sessionId": session.id, "fromMint": o.from_mint, "toMint": o.to_mint,
+                      "amount": o.amount, "destination": o.destination, "minOut": o.min_out,
+                      "txSignature": funding.signature});
     let op = records::Operation { kind: "swap", event_type: "wallet.swap", data };
     record_start(app, &session, &wallet.id, Some(op), kept.map(|k| ("swap", k))).await?;
     Ok(session)
@@ -260,11 +254,11 @@ pub async fn credit(app: &App, s: &mut Session) -> Result<(), RelayError> {
     let agents = agents(app)?;
     let wallet = wallet_of(app, s).await?;
     let signature = funding_of(s)?;
-    let data = json!({"walletId": wallet.id, "sessionId": s.id, "mint": s.from_mint, "amount": s.amount,
+    let data = json!({"walletId": wallet.id, "sessionId": s.id, "mint": s.order.from_mint, "amount": s.order.amount,
                       "txSignature": signature});
-    backend(app, agents).credit(&wallet, &s.from_mint, &signature, data).await?;
+    backend(app, agents).credit(&wallet, &s.order.from_mint, &signature, data).await?;
     s.final_tx_sig = Some(signature);
-    s.actual_out = Some(s.amount.clone());
+    s.actual_out = Some(s.order.amount);
     s.state = state::SETTLED.into();
     s.reason = None;
     app.wallets.webhooks.wake.notify_one();

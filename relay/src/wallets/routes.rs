@@ -400,8 +400,7 @@ pub async fn encrypt(
         return started(&earlier);
     }
     let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
-    let session =
-        super::private::start_encrypt(&app, &wallet, request, (&mint.to_string(), amount), kept.as_ref()).await?;
+    let session = super::private::start_encrypt(&app, &wallet, request, (mint, amount), kept.as_ref()).await?;
     Ok(Json(WalletSessionStarted {
         session_id: session.id,
         status: "running",
@@ -503,9 +502,8 @@ pub async fn shield(
     }
     within_pool_allowance(&app, agents, &key_id).await?;
     let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
-    let destination = destination_pubkey.to_string();
     let session =
-        super::shield::start(&app, &wallet, request, (&mint.to_string(), amount, destination), kept.as_ref()).await?;
+        super::shield::start(&app, &wallet, request, (mint, amount, destination_pubkey), kept.as_ref()).await?;
     Ok(Json(WalletSessionStarted {
         session_id: session.id,
         status: "running",

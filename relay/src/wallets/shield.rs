@@ -13,12 +13,13 @@
 //! Every step is redone safely: the enclave answers `nothing_to_do` for a step already done.
 
 use serde_json::json;
+use shared::address::Address;
 use shared::privacy::WalletRequest;
 use sqlx::Row;
 
 use super::backend::PrivacyBackend;
 use super::records::{Operation, Wallet};
-use crate::agents::sessions::{Pending, Session, state};
+use crate::agents::sessions::{Order, Pending, Session, state};
 use crate::agents::step::Next;
 use crate::agents::{Agents, agents};
 use crate::http::error::RelayError;
@@ -39,23 +40,24 @@ pub async fn start(
     app: &App,
     wallet: &Wallet,
     request: WalletRequest,
-    (mint, amount, destination): (&str, u64, String),
+    (mint, amount, destination): (Address, u64, Address),
     kept: Option<&(String, String)>,
 ) -> Result<Session, RelayError> {
     let agents = agents(app)?;
     let (id, hop, deposit) = super::private::backend(app, agents).shield(request).await?;
-    let hop_address =
-        hop.public_key.clone().ok_or(RelayError::EnclaveAnswer("an intermediate key without its address"))?;
+    let hop_address = hop
+        .public_key
+        .as_deref()
+        .and_then(Address::parse)
+        .ok_or(RelayError::EnclaveAnswer("an intermediate key without its address"))?;
     let now = crate::unix_now();
     let session = Session {
-        destination,
-        ephemeral: hop_address,
         object_id: hop.id.clone(),
         ..super::private::moving_session(
             wallet,
             id,
             (MODE, state::DEPOSITING),
-            (mint, amount),
+            (hop_address, Order::moving(wallet.address, (mint, amount), destination)),
             (KIND_DEPOSIT, deposit),
             now,
         )
@@ -63,8 +65,8 @@ pub async fn start(
     if crate::enclaves::objects::load(&app.store, &hop.id).await?.is_none() {
         crate::enclaves::objects::insert(&app.store, &hop, now).await?;
     }
-    let data = json!({"walletId": wallet.id, "sessionId": session.id, "mint": mint, "amount": session.amount,
-                      "destinationPubkey": session.destination, "txSignature": session.funding_tx_sig});
+    let data = json!({"walletId": wallet.id, "sessionId": session.id, "mint": mint, "amount": session.order.amount,
+                      "destinationPubkey": session.order.destination, "txSignature": session.funding_tx_sig});
     let op = Operation { kind: "shield", event_type: "wallet.shield", data };
     super::private::record_start(app, &session, &wallet.id, Some(op), kept.map(|k| ("shield", k))).await?;
     Ok(session)
@@ -78,7 +80,7 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
     match s.state.as_str() {
         state::CREDITING => {
             let signature = super::private::funding_of(s)?;
-            if let Err(e) = backend.shield_credit(&hop, &s.from_mint, &signature).await {
+            if let Err(e) = backend.shield_credit(&hop, &s.order.from_mint, &signature).await {
                 return crate::agents::step::refused_credit(s, e);
             }
             s.state = state::MIXING.into();
@@ -89,7 +91,7 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
             // says so (the enclave may have dropped the order from the book once it landed).
             if hop_payout(app, &s.id).await?.is_none() {
                 let wallet = super::private::wallet_of(app, s).await?;
-                backend.shield_hop(&wallet, &hop, &s.from_mint).await?;
+                backend.shield_hop(&wallet, &hop, &s.order.from_mint).await?;
                 app.wallets.webhooks.wake.notify_one();
             }
             s.state = state::HOPPING.into();
@@ -154,7 +156,7 @@ pub(crate) fn after_landing(s: &mut Session, kind: &str, landed: bool) -> Next {
 
 fn finish(s: &mut Session) {
     s.state = state::SETTLED.into();
-    s.actual_out = Some(s.amount.clone());
+    s.actual_out = Some(s.order.amount);
     s.reason = None;
 }
 
