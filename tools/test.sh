@@ -77,10 +77,12 @@ export SVC_PEERS_DIR=$PWD/.cache/peers
 step "building the image and the fuzz targets in the background (logs: $LOGS)"
 # Its own process group (setsid), so an early exit stops the whole build and nothing else.
 export IMAGE_TOOLS=$PWD/target/debug
+# The image's status file is written the moment it is built, so its tests need not wait for the
+# fuzz build that follows it.
 setsid bash -c '
   echo 19 >/proc/self/autogroup 2>/dev/null || true
   nice -n 19 image/build.sh image/out >"$LOGS/image.log" 2>&1
-  echo $? >"$LOGS/image.status"
+  echo $? >"$LOGS/image.status.tmp" && mv "$LOGS/image.status.tmp" "$LOGS/image.status"
   { cargo fuzz --version >/dev/null 2>&1 || nice -n 19 cargo install --locked cargo-fuzz --version 0.13.2; } \
     >>"$LOGS/fuzz.log" 2>&1 && nice -n 19 tests/fuzz/smoke.sh >>"$LOGS/fuzz.log" 2>&1
   echo $? >"$LOGS/fuzz.status"
@@ -107,21 +109,29 @@ step "the web app (relay/web)"
 export SVC_ATTEST_CORPUS_BIN=$PWD/target/debug/attest-corpus
 tools/web-test.sh || status=$?
 
-step "waiting for the lints, the image and the fuzz smoke run"
+# A failed background part: its log's tail, and the run fails.
+failed_part() {
+  echo "[test.sh] the $1 build failed ($2); its log:" >&2
+  tail -n 60 "$LOGS/$1.log" >&2 || true
+  status=1
+}
+
+step "waiting for the image"
+while [ ! -e "$LOGS/image.status" ] && kill -0 "$BACKGROUND" 2>/dev/null; do sleep 2; done
+code=$(cat "$LOGS/image.status" 2>/dev/null || echo 1)
+if [ "$code" = 0 ]; then
+  step "the tests that need the image (the fuzz build goes on beside them)"
+  "${NEXTEST[@]}" --no-fail-fast -E "$IMAGE_TESTS" || status=$?
+else
+  failed_part image "$code"
+fi
+
+step "waiting for the lints and the fuzz smoke run"
 wait "$LINT" "$BACKGROUND" || true
-for part in lint image fuzz; do
+for part in lint fuzz; do
   code=$(cat "$LOGS/$part.status" 2>/dev/null || echo 1)
-  if [ "$code" != 0 ]; then
-    echo "[test.sh] the $part build failed ($code); its log:" >&2
-    tail -n 60 "$LOGS/$part.log" >&2 || true
-    status=1
-  fi
+  [ "$code" = 0 ] || failed_part "$part" "$code"
 done
 grep -h '^fuzz smoke' "$LOGS/fuzz.log" 2>/dev/null || true
-
-if [ "$(cat "$LOGS/image.status" 2>/dev/null)" = 0 ]; then
-  step "the tests that need the image"
-  "${NEXTEST[@]}" --no-fail-fast -E "$IMAGE_TESTS" || status=$?
-fi
 step "done (status $status)"
 exit $status

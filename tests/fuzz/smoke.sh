@@ -15,6 +15,9 @@ SMOKE_SECONDS=${SMOKE_SECONDS:-12}
 # client and enclave, instrumented) is much quicker than at the profile's 3, which the long runs
 # (long.sh) keep.
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=${CARGO_PROFILE_RELEASE_OPT_LEVEL:-1}
+# Nor line tables (fifteen binaries, each linking all of it): a crash keeps its input, and the
+# `reproduce` command below rebuilds with them.
+export CARGO_PROFILE_RELEASE_DEBUG=${CARGO_PROFILE_RELEASE_DEBUG:-0}
 
 command -v c++ >/dev/null || { echo "tests/fuzz/smoke.sh: needs a C++ compiler (libFuzzer is built from source)" >&2; exit 1; }
 cargo fuzz --version >/dev/null 2>&1 || { echo "tests/fuzz/smoke.sh: needs cargo-fuzz (cargo install --locked cargo-fuzz)" >&2; exit 1; }
