@@ -8,7 +8,7 @@ use relay::billing::usage_writer::UsageWriter;
 use relay::store::Store;
 use sqlx::Row;
 
-mod common;
+use crate::common;
 
 async fn concurrent_debits_never_overspend(store: Store) {
     credit(&store, "key_a", "usdc", 50, "admin", "test funding", 1).await.unwrap();

@@ -5,7 +5,7 @@
 //! whatever the enclave answers short of a good reply with a receipt that verifies, the call is
 //! given back to the base unit, nothing is committed, and the client sees the contract's code.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

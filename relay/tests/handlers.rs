@@ -5,7 +5,7 @@
 //! field with its contract code, the JSON shape of every refusal. The end-to-end suite keeps
 //! the flows, the real peers and the crash tests.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

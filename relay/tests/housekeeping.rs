@@ -1,7 +1,7 @@
 //! The sweeps every relay runs (relay/src/housekeeping.rs) delete exactly the rows whose
 //! purpose has passed, on SQLite and PostgreSQL.
 
-mod common;
+use crate::common;
 
 use relay::store::Store;
 use sqlx::Row;

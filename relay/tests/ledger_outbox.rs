@@ -12,7 +12,7 @@ use relay::store::Store;
 use shared::address::default_program_id;
 use sqlx::Row;
 
-mod common;
+use crate::common;
 
 fn commit_log(store: &Store, solana: bool) -> Arc<CommitLog> {
     let log = CommitLog::new(SigningKey::from_bytes(&[4; 32]), default_program_id(), store.clone());

@@ -15,7 +15,7 @@ use shared::receipt::Receipt;
 use shared::tlog::{Hash, leaf_hash, root_of, verify_consistency, verify_inclusion};
 use sqlx::Row;
 
-mod common;
+use crate::common;
 
 const LEDGER_KEY: [u8; 32] = [4; 32];
 

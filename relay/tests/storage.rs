@@ -7,7 +7,7 @@ use ed25519_dalek::SigningKey;
 use relay::receipts::{CommitError, CommitLog};
 use relay::store::Store;
 
-mod common;
+use crate::common;
 use shared::address::{Address, default_program_id};
 use shared::receipt::Receipt;
 

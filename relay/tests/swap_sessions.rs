@@ -3,7 +3,7 @@
 //! at once never take the same session), a save with a lost lease writes nothing, and a
 //! session's receipt is committed once.
 
-mod common;
+use crate::common;
 
 use relay::agents::sessions::{self, FundingRefused, Order, Pending, Session, state};
 use relay::receipts::CommitLog;

@@ -5,7 +5,7 @@
 use relay::store::Store;
 use relay::x402::replay::{self, FAILED, RESERVED, SETTLED};
 
-mod common;
+use crate::common;
 
 const RESOURCE: &str = "https://relay.example/api/v1/x402/chat/completions";
 

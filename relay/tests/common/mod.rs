@@ -11,10 +11,8 @@ use sqlx::Connection;
 pub struct Db {
     pub store: Store,
     /// Where it is, to open a second pool on it (a second relay).
-    #[allow(dead_code)] // Not every test crate that shares this module opens one.
     pub url: String,
     _dir: Option<tempfile::TempDir>,
-    #[allow(dead_code)] // Read by `finish`, which not every test crate calls.
     drop_pg: Option<(String, String)>,
 }
 
@@ -25,7 +23,6 @@ pub async fn sqlite() -> Db {
 }
 
 /// `None` (and a note) when `DATABASE_URL` is not set; CI sets it.
-#[allow(dead_code)] // Not every test crate that shares this module runs on PostgreSQL.
 pub async fn postgres(label: &str) -> Option<Db> {
     let Ok(admin_url) = std::env::var("DATABASE_URL") else {
         eprintln!("DATABASE_URL not set: PostgreSQL {label} test skipped (CI sets it)");
@@ -45,7 +42,6 @@ pub async fn postgres(label: &str) -> Option<Db> {
 
 impl Db {
     /// Drops the PostgreSQL database (call at the end of the test).
-    #[allow(dead_code)]
     pub async fn finish(self) {
         let Db { store, drop_pg, .. } = self;
         store.pool().close().await;
@@ -57,7 +53,6 @@ impl Db {
 }
 
 /// Receipt `n` of a test's own enclave key, and its prompt hash (distinct for each `n`).
-#[allow(dead_code)] // Not every test crate that shares this module stores receipts.
 pub fn receipt(n: u32) -> (Receipt, PromptHash) {
     let hash = PromptHash(shared::sha256(&n.to_be_bytes()));
     let body = ReceiptBody {
@@ -74,23 +69,21 @@ pub fn receipt(n: u32) -> (Receipt, PromptHash) {
 
 /// Two tests of one body: `sqlite_name` on a fresh SQLite file, `postgres_name` on a fresh
 /// PostgreSQL database (skipped without `DATABASE_URL`); the body sees the database as `db`.
-#[allow(unused_macros)] // Not every test crate that shares this module runs on both stores.
 macro_rules! on_both_stores {
     (#[$attr:meta] $on_sqlite:ident, $on_postgres:ident, |$db:ident| $body:expr) => {
         #[$attr]
         async fn $on_sqlite() {
-            let $db = common::sqlite().await;
+            let $db = $crate::common::sqlite().await;
             $body;
             $db.finish().await;
         }
 
         #[$attr]
         async fn $on_postgres() {
-            let Some($db) = common::postgres(stringify!($on_postgres)).await else { return };
+            let Some($db) = $crate::common::postgres(stringify!($on_postgres)).await else { return };
             $body;
             $db.finish().await;
         }
     };
 }
-#[allow(unused_imports)] // Not every test crate that shares this module runs on both stores.
 pub(crate) use on_both_stores;
