@@ -1,10 +1,10 @@
 //! What a tool is, and how one call is bounded.
 //!
-//! A tool names itself and answers one call with a JSON value; what the model is told about it
-//! (a [`ToolSpec`], sent as an OpenAI `function` tool) is data, one JSON file per binary. Every call runs under a
-//! time limit and its output is capped, so a slow or huge upstream cannot stall the loop or
-//! blow up the next prompt. A failure is data for the model (`{"error": ...}`), never a panic
-//! and never the end of the loop.
+//! A tool names itself and answers one call with a JSON value; what the model is told about it (a
+//! [`ToolSpec`], sent as an OpenAI `function` tool) is data, one JSON file per binary. Every call
+//! runs under a time limit and its output is capped, so a slow or huge upstream cannot stall the
+//! loop or blow up the next prompt. A failure is data for the model (`{"error": ...}`), never a
+//! panic and never the end of the loop.
 
 use std::future::Future;
 use std::pin::Pin;

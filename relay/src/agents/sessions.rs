@@ -138,6 +138,8 @@ pub struct Session {
 impl Session {
     /// A session in its first `state`, `mode`, moving `order` from `ephemeral`, made `now`;
     /// nothing recorded yet and no lease (the caller sets what its mode knows at the start).
+    /// It expires `now` unless the caller sets `expires_at`: a forgotten expiry ends the
+    /// session at once rather than leaving it open.
     pub fn new(id: String, (mode, state): (&str, &str), order: Order, ephemeral: Address, now: i64) -> Session {
         Session {
             id,

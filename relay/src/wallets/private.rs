@@ -135,12 +135,12 @@ pub async fn start_swap(
     let agents = agents(app)?;
     let (opened, funding) = backend(app, agents).swap(request).await?;
     let not_this_wallets = || RelayError::EnclaveAnswer("the enclave's managed swap session is not this wallet's");
-    let terms = opened.commitment.terms.parse().map_err(|_| not_this_wallets())?;
-    let ephemeral = Address::parse(&opened.commitment.ephemeral_pubkey)
-        .ok_or(RelayError::EnclaveAnswer("the enclave's session key is not base58"))?;
-    if terms.payer != wallet.address || opened.commitment.verify().is_err() {
+    let terms = opened.commitment.verify().map_err(|_| not_this_wallets())?;
+    if terms.payer != wallet.address {
         return Err(not_this_wallets());
     }
+    let ephemeral = Address::parse(&opened.commitment.ephemeral_pubkey)
+        .ok_or(RelayError::EnclaveAnswer("the enclave's session key is not base58"))?;
     let now = crate::unix_now();
     let order = Order::of_terms(&terms, slippage_bps, terms.min_out);
     let session = Session {
