@@ -28,14 +28,19 @@ const DEFAULT_PAGES: usize = 5;
 /// Links waiting at most (bounds memory on link-heavy sites).
 const MAX_QUEUE: usize = 1_000;
 
-/// `maxPages` is bounded by the configured `fetch.crawlMaxPages`, so its spec says that bound
-/// and the default under it (`specs.json` holds those of the default configuration).
-pub fn bound_pages(spec: &mut ToolSpec, max_pages: usize) {
+const NAME: &str = "crawl_url";
+
+/// `maxPages` is bounded by the configured `fetch.crawlMaxPages`, so this tool's spec among
+/// `specs` says that bound and the default under it (`specs.json` holds those of the default
+/// configuration).
+pub fn bound_pages(specs: &mut [ToolSpec], max_pages: usize) {
     let max_pages = max_pages.max(1);
-    spec.parameters["properties"]["maxPages"] = json!({
-        "type": "integer", "minimum": 1, "maximum": max_pages,
-        "description": format!("Pages to visit (default {}).", DEFAULT_PAGES.min(max_pages))
-    });
+    for spec in specs.iter_mut().filter(|s| s.name == NAME) {
+        spec.parameters["properties"]["maxPages"] = json!({
+            "type": "integer", "minimum": 1, "maximum": max_pages,
+            "description": format!("Pages to visit (default {}).", DEFAULT_PAGES.min(max_pages))
+        });
+    }
 }
 
 pub struct CrawlUrl {
@@ -56,7 +61,7 @@ impl CrawlUrl {
 
 impl Tool for CrawlUrl {
     fn name(&self) -> &'static str {
-        "crawl_url"
+        NAME
     }
     fn call<'a>(&'a self, args: &'a Args) -> ToolFuture<'a> {
         Box::pin(async move {

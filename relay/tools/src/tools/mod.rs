@@ -64,9 +64,7 @@ pub fn full(config: &ToolsConfig) -> ToolSet {
     ];
     let mut specs = agent::tools::specs();
     specs.extend(read_specs(include_str!("specs.json")));
-    for spec in specs.iter_mut().filter(|s| s.name == "crawl_url") {
-        crawl_url::bound_pages(spec, fetch.crawl_max_pages);
-    }
+    crawl_url::bound_pages(&mut specs, fetch.crawl_max_pages);
     ToolSet::new(tools, &specs, limits_of(&shared))
 }
 
@@ -84,5 +82,18 @@ mod tests {
         let limit = &set.specs()[12]["function"]["parameters"]["properties"]["limit"];
         assert_eq!(limit["maximum"], github::MAX_LIMIT);
         assert_eq!(limit["description"], format!("Repositories to return (default {}).", github::DEFAULT_LIMIT));
+    }
+
+    /// `crawl_url`'s page bound follows the configuration, and so does what the model is told.
+    #[test]
+    fn the_crawl_bound_follows_the_configuration() {
+        let pages = |config: &str| {
+            let set = full(&serde_json::from_str(config).unwrap());
+            set.specs()[2]["function"]["parameters"]["properties"]["maxPages"].clone()
+        };
+        let three = pages(r#"{"fetch": {"crawlMaxPages": 3}}"#);
+        assert_eq!((&three["maximum"], &three["description"]), (&3.into(), &"Pages to visit (default 3).".into()));
+        let twenty = pages(r#"{"fetch": {"crawlMaxPages": 20}}"#);
+        assert_eq!((&twenty["maximum"], &twenty["description"]), (&20.into(), &"Pages to visit (default 5).".into()));
     }
 }
