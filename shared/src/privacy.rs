@@ -179,50 +179,51 @@ pub struct SealedBook {
     pub version: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A transaction the pool signed, for the relay to record and then send: its bytes (base64),
+/// signature and last valid block height.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PrivacyAnswer {
-    /// A signed transaction (base64), its signature and last valid block height.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transaction: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_valid_block_height: Option<u64>,
-    /// The mint and base units the step moved or credited, as the enclave read them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mint: Option<Address>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amount: Option<Amount>,
-    /// The book after the step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub book: Option<SealedBook>,
-    /// The wallet's private balance after the step (base units).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub balance: Option<Amount>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<WithdrawalOrder>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reserves: Option<ReservesStatement>,
-    /// The swap session a managed swap opened (its funding is `transaction`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<crate::swap::OpenedSession>,
-    /// A shield's intermediate key, sealed with its request (its deposit is `transaction`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hop: Option<crate::wire::SealedObject>,
-    /// The owner request's id ([`request_id`]; random without an owner).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-    /// A wallet's certificate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub certificate: Option<WalletCertificate>,
-    /// A wallet's private balance, signed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub balance_statement: Option<BalanceStatement>,
-    /// A book step's request to the freshness witness to append `book` (what the step gives
-    /// out waits for its answer).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub append: Option<crate::witness::AppendRequest>,
+pub struct SignedTx {
+    pub transaction: String,
+    pub signature: String,
+    pub last_valid_block_height: u64,
+}
+
+/// What a step of the pool gives out, one shape per step. A book step answers `Proposed`;
+/// what it holds back is sealed in that book and released by `witnessed` as one of
+/// `Credited`, `Payout`, `Repaid` or `Paid`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
+pub enum PrivacyAnswer {
+    /// `encryptBuild`: the owner request's id ([`request_id`]) and the transaction moving the
+    /// wallet's tokens into the pool.
+    Encrypt { request_id: String, deposit: SignedTx },
+    /// `swapFund`: the swap session a managed swap opened and its funding from the wallet.
+    SwapFunded { session: crate::swap::OpenedSession, funding: SignedTx },
+    /// `shieldStart`: the shield's id, its intermediate key sealed with the request, and the
+    /// deposit from the wallet into the pool.
+    ShieldStarted { request_id: String, hop: crate::wire::SealedObject, deposit: SignedTx },
+    /// `shieldDeliver`, `shieldClose`: the intermediate key's transaction.
+    HopSigned { tx: SignedTx },
+    /// A book step: the successor book, sealed with what the step gives out, and the request
+    /// to the freshness witness to append it (what the step gives out waits for its answer).
+    Proposed { book: SealedBook, append: crate::witness::AppendRequest },
+    /// A credit released (`encryptCredit`, `shieldCredit`): what it credited and the holder's
+    /// private balance after it.
+    Credited { mint: Address, amount: Amount, balance: Amount },
+    /// A debit released (`withdraw`, `shieldHop`), or the same request's order again: the
+    /// order, its current payout and the holder's private balance after it.
+    Payout { order: WithdrawalOrder, payout: SignedTx, balance: Amount },
+    /// `settle` released: the order's new payout (its last one could no longer land).
+    Repaid { payout: SignedTx },
+    /// `settle` released: a payout of the order had landed; the order is closed.
+    Paid,
+    /// `certificate`: the wallet's certificate.
+    Certificate { certificate: WalletCertificate },
+    /// `balance`: the wallet's private balance, signed.
+    Balance { statement: BalanceStatement },
+    /// `reserves`: the statement of reserves.
+    Reserves { statement: ReservesStatement },
 }
 
 /// A signature as the signed documents carry it: base58, like a Solana transaction signature.

@@ -49,11 +49,12 @@ async fn funded(w: &SwapWorld, hook: &str, private: u64) -> (String, Address, Si
     (id, address, owner)
 }
 
-/// Sends a released payout and waits for the chain's verdict.
-async fn land(w: &SwapWorld, released: &Value) {
-    let bytes = shared::b64::decode(released["transaction"].as_str().unwrap()).unwrap();
+/// Sends a transaction the enclave signed (a payout it released, a deposit) and waits for the
+/// chain's verdict.
+async fn land(w: &SwapWorld, signed: &Value) {
+    let bytes = shared::b64::decode(signed["transaction"].as_str().unwrap()).unwrap();
     let signature = w.rpc.send_transaction(&bytes).await.unwrap();
-    let height = released["lastValidBlockHeight"].as_u64().unwrap();
+    let height = signed["lastValidBlockHeight"].as_u64().unwrap();
     let verdict = chain::confirm(&w.rpc, &signature, height, Commitment::Confirmed, WAIT).await.unwrap();
     assert_eq!(verdict, Confirmation::Confirmed);
 }
@@ -112,7 +113,7 @@ async fn concurrent_withdrawals(database_url: Option<String>) {
         let payout = &released[0];
         assert_eq!(payout.0, 200, "{}", payout.1);
         assert_eq!(payout.1["order"]["destination"], destinations[winner].to_string());
-        land(&w, &payout.1).await;
+        land(&w, &payout.1["payout"]).await;
         // The host stores the head as a relay would; the refused books open nowhere.
         host.store_book(&usdc, &proposals[winner].0, version + 1).await;
         for (i, (blob, _)) in proposals.iter().enumerate().filter(|(i, _)| *i != winner) {
@@ -146,8 +147,8 @@ async fn sibling_books_are_refused() {
     let request = owner_request(&wallet, &path, &body, &owner, (unix_now(), "deposit"));
     let built = host.step(port, &PrivacyRequest::EncryptBuild { request, pool: pool.clone() }).await;
     assert_eq!(built.0, 200, "{}", built.1);
-    land(&w, &built.1).await;
-    let deposit = built.1["signature"].as_str().unwrap().to_string();
+    land(&w, &built.1["deposit"]).await;
+    let deposit = built.1["deposit"]["signature"].as_str().unwrap().to_string();
     let (book, version) = host.book(&usdc).await.unwrap();
     let credit = || PrivacyRequest::EncryptCredit {
         wallet: wallet.clone(),
@@ -181,7 +182,7 @@ async fn sibling_books_are_refused() {
     let verdict = w.stack.witness.answer(&append).unwrap();
     let released = host.step(port, &witnessed(Some(&blob), &verdict)).await;
     assert_eq!(released.0, 200, "{}", released.1);
-    land(&w, &released.1).await;
+    land(&w, &released.1["payout"]).await;
     host.store_book(&usdc, &blob, version + 2).await;
     assert_eq!(w.balance(&to, &w.usdc).await, 6 * USDC);
     books_match_chain(&w, 0).await;
@@ -271,7 +272,7 @@ async fn two_enclaves_given_one_book_extend_it_once() {
     assert_eq!(refusal(&host.step(ports[1], &again).await), (409, "book_rollback".into()));
     let released = host.step(ports[0], &witnessed(Some(&a.0), &va)).await;
     assert_eq!(released.0, 200, "{}", released.1);
-    land(&w, &released.1).await;
+    land(&w, &released.1["payout"]).await;
     host.store_book(&usdc, &a.0, version + 1).await;
     assert_eq!((w.balance(&to_a, &w.usdc).await, w.balance(&to_b, &w.usdc).await), (3 * USDC, 0));
     books_match_chain(&w, 0).await;

@@ -136,24 +136,25 @@ impl Custody {
     }
 
     /// Seals `plaintext` as a new object of `kind` (for other modules' objects, e.g. a swap
-    /// session's key with its terms); returns its id and blob.
-    pub fn seal_new(&self, kind: &str, plaintext: &[u8]) -> Result<([u8; 16], String), CustodyError> {
+    /// session's key with its terms); returns its id and blob. `format` is the version of the
+    /// plaintext's layout, bound into the blob with the kind.
+    pub fn seal_new(&self, kind: &str, format: u32, plaintext: &[u8]) -> Result<([u8; 16], String), CustodyError> {
         let held = self.keks()?;
         let mut id = [0u8; 16];
         OsRng.fill_bytes(&mut id);
-        let header = Header { id, kind: kind.into(), version: 1 };
+        let header = Header { id, kind: kind.into(), version: format };
         Ok((id, b64::encode(sealed::seal(&held.keks, &header, plaintext)?)))
     }
 
-    /// Opens a blob that must be of `kind`; returns its header and plaintext.
-    pub fn open_kind(&self, blob: &str, kind: &str) -> Result<(Header, Zeroizing<Vec<u8>>), CustodyError> {
+    /// Opens a blob that must be of `kind` and `format`; returns its plaintext.
+    pub fn open_kind(&self, blob: &str, kind: &str, format: u32) -> Result<Zeroizing<Vec<u8>>, CustodyError> {
         let held = self.keks()?;
         let bytes = b64::decode(blob).map_err(|_| SealError::Malformed)?;
         let opened = sealed::open(&held.keks, &bytes)?;
-        if opened.header.kind != kind {
+        if opened.header.kind != kind || opened.header.version != format {
             return Err(SealError::Tampered.into());
         }
-        Ok((opened.header, opened.plaintext))
+        Ok(opened.plaintext)
     }
 
     /// Makes a new secret of `kind` and seals it; only its public half leaves.
@@ -201,5 +202,31 @@ impl Custody {
             rewrapped,
         };
         Ok((view, opened.plaintext))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A blob opens only as the kind and the format it was sealed as: a book of an older
+    /// layout is refused, not read as the new one.
+    #[test]
+    fn a_blob_opens_only_as_its_kind_and_format() {
+        let keks = Keks { current: Zeroizing::new([7; 32]), previous: Vec::new() };
+        let held = Provisioned {
+            version: 1,
+            issued_at: 0,
+            heads: BTreeMap::new(),
+            provisioner: Address([1; 32]),
+            keks,
+            credentials: BTreeMap::new(),
+        };
+        let custody = Custody { provisioners: Vec::new(), held: RwLock::new(Some(Arc::new(held))) };
+        let (_, blob) = custody.seal_new("privacy-book", 2, b"a book").unwrap();
+        assert_eq!(custody.open_kind(&blob, "privacy-book", 2).unwrap().as_slice(), b"a book");
+        for (kind, format) in [("privacy-book", 1), ("privacy-book", 3), ("privacy-pool", 2)] {
+            assert!(matches!(custody.open_kind(&blob, kind, format), Err(CustodyError::Sealed(SealError::Tampered))));
+        }
     }
 }

@@ -6,7 +6,8 @@
 use serde_json::json;
 use shared::address::Address;
 use shared::privacy::{
-    BalanceStatement, PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, WalletRequest, WithdrawalOrder,
+    BalanceStatement, PrivacyAnswer, PrivacyRequest, ReservesStatement, SealedBook, SignedTx, WalletRequest,
+    WithdrawalOrder,
 };
 use shared::swap::OpenedSession;
 use shared::wire::SealedObject;
@@ -19,14 +20,6 @@ use crate::enclaves::EnclavePool;
 use crate::enclaves::objects::{self, ask};
 use crate::http::error::RelayError;
 use crate::store::{Store, StoreError, is_unique_violation};
-
-/// A signed transaction to send (its bytes, signature and last valid block height).
-#[derive(Debug, Clone)]
-pub struct SignedTx {
-    pub transaction: String,
-    pub signature: String,
-    pub last_valid_block_height: u64,
-}
 
 /// A withdrawal the back end debited, recorded with its payout before anything sends it.
 #[derive(Debug, Clone)]
@@ -184,7 +177,7 @@ impl EnclavePoolBackend<'_> {
             }
             Intent::Settle { order_id } => {
                 let now = crate::unix_now();
-                match released.transaction.is_some().then(|| signed(released)).transpose()? {
+                match repaid(released)? {
                     Some(p) => sqlx::query(
                         "UPDATE wallet_withdrawals SET payout_tx = $1, payout_sig = $2, last_valid_height = $3, \
                          state = 'pending', updated_at = $4 WHERE order_id = $5",
@@ -212,11 +205,23 @@ impl EnclavePoolBackend<'_> {
 /// The order an acknowledged payout step released, checked (the enclave's signature, this
 /// wallet), and its current payout (a replacement's, once the first could not land).
 fn released_order(released: &PrivacyAnswer, wallet_id: &str) -> Result<(WithdrawalOrder, SignedTx), RelayError> {
-    let order = released.order.clone().ok_or(RelayError::EnclaveAnswer("a payout step without its order"))?;
+    let PrivacyAnswer::Payout { order, payout, .. } = released else {
+        return Err(RelayError::EnclaveAnswer("a payout step without its order"));
+    };
     if order.verify().is_err() || order.wallet_id != wallet_id {
         return Err(RelayError::EnclaveAnswer("the enclave's order is not this wallet's"));
     }
-    Ok((order, signed(released)?))
+    Ok((order.clone(), payout.clone()))
+}
+
+/// What an acknowledged `settle` released: the order's new payout, or None when a payout of
+/// it had landed.
+fn repaid(released: &PrivacyAnswer) -> Result<Option<SignedTx>, RelayError> {
+    match released {
+        PrivacyAnswer::Repaid { payout } => Ok(Some(payout.clone())),
+        PrivacyAnswer::Paid => Ok(None),
+        _ => Err(RelayError::EnclaveAnswer("a settle step without its outcome")),
+    }
 }
 
 /// Whether a refusal is the enclave's `nothing_to_do` with a message containing `what`.
@@ -227,18 +232,18 @@ fn nothing_to_do(e: &RelayError, what: &str) -> bool {
 impl PrivacyBackend for EnclavePoolBackend<'_> {
     async fn encrypt(&self, request: WalletRequest) -> Result<(String, SignedTx), RelayError> {
         let pool = self.pool().await?.blob;
-        let answer = self.step(&PrivacyRequest::EncryptBuild { request, pool }).await?;
-        let id = answer.request_id.clone().ok_or(RelayError::EnclaveAnswer("an encrypt without its id"))?;
-        Ok((id, signed(&answer)?))
+        match self.step(&PrivacyRequest::EncryptBuild { request, pool }).await? {
+            PrivacyAnswer::Encrypt { request_id, deposit } => Ok((request_id, deposit)),
+            _ => Err(RelayError::EnclaveAnswer("an encrypt answer without its transaction")),
+        }
     }
 
     async fn shield(&self, request: WalletRequest) -> Result<(String, SealedObject, SignedTx), RelayError> {
         let pool = self.pool().await?.blob;
-        let answer = self.step(&PrivacyRequest::ShieldStart { request, pool }).await?;
-        let deposit = signed(&answer)?;
-        let id = answer.request_id.clone().ok_or(RelayError::EnclaveAnswer("a shield without its id"))?;
-        let hop = answer.hop.ok_or(RelayError::EnclaveAnswer("the enclave's answer lacks the intermediate key"))?;
-        Ok((id, hop, deposit))
+        match self.step(&PrivacyRequest::ShieldStart { request, pool }).await? {
+            PrivacyAnswer::ShieldStarted { request_id, hop, deposit } => Ok((request_id, hop, deposit)),
+            _ => Err(RelayError::EnclaveAnswer("a shield answer without its intermediate key")),
+        }
     }
 
     async fn shield_credit(&self, hop: &SealedObject, mint: &Address, signature: &str) -> Result<bool, RelayError> {
@@ -281,7 +286,8 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             false => PrivacyRequest::ShieldDeliver { hop: blob },
         };
         match self.step(&request).await {
-            Ok(answer) => Ok(Some(signed(&answer)?)),
+            Ok(PrivacyAnswer::HopSigned { tx }) => Ok(Some(tx)),
+            Ok(_) => Err(RelayError::EnclaveAnswer("a shield leg without its transaction")),
             Err(RelayError::Enclave { code: Some(EnclaveCode::NothingToDo), .. }) => Ok(None),
             Err(e) => Err(e),
         }
@@ -289,10 +295,10 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
 
     async fn swap(&self, request: WalletRequest) -> Result<(OpenedSession, SignedTx), RelayError> {
         let pool = self.pool().await?.blob;
-        let answer = self.step(&PrivacyRequest::SwapFund { request, pool }).await?;
-        let funding = signed(&answer)?;
-        let opened = answer.session.ok_or(RelayError::EnclaveAnswer("the enclave's answer lacks its session"))?;
-        Ok((opened, funding))
+        match self.step(&PrivacyRequest::SwapFund { request, pool }).await? {
+            PrivacyAnswer::SwapFunded { session, funding } => Ok((session, funding)),
+            _ => Err(RelayError::EnclaveAnswer("a managed swap answer without its session")),
+        }
     }
 
     async fn credit(
@@ -315,7 +321,10 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         match self.change_book(&mint.to_string(), request_for, intent).await {
             Ok(Outcome::Released(answer) | Outcome::Unchanged(answer)) => {
                 crate::failpoint::hit("privacy:credit:stored");
-                Ok(answer.balance.map(|b| b.0))
+                match answer {
+                    PrivacyAnswer::Credited { balance, .. } => Ok(Some(balance.0)),
+                    _ => Err(RelayError::EnclaveAnswer("a credit answer without its balance")),
+                }
             }
             // Credited by an earlier attempt whose answer this relay did not see through.
             Err(e) if nothing_to_do(&e, "already credited") => Ok(None),
@@ -355,7 +364,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             match self.change_book(mint, request_for, Intent::Settle { order_id: order_id.to_string() }).await? {
                 Outcome::Released(answer) | Outcome::Unchanged(answer) => answer,
             };
-        answer.transaction.is_some().then(|| signed(&answer)).transpose()
+        repaid(&answer)
     }
 
     async fn private_balances(
@@ -367,7 +376,10 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         let mut balances = Vec::with_capacity(mints.len());
         for mint in mints {
             let request = |book| PrivacyRequest::Balance { wallet: wallet_blob.clone(), book, mint: mint.clone() };
-            let statement = self.read_book(mint, request).await.ok().and_then(|a| a.balance_statement);
+            let statement = match self.read_book(mint, request).await {
+                Ok(PrivacyAnswer::Balance { statement }) => Some(statement),
+                _ => None,
+            };
             let ours =
                 |s: &BalanceStatement| s.verify().is_ok() && s.wallet == wallet.address && s.mint.to_string() == *mint;
             balances.push(statement.filter(ours));
@@ -378,8 +390,9 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
     async fn reserves(&self, mint: &str) -> Result<ReservesStatement, RelayError> {
         let pool = self.pool().await?.blob;
         let request = |book| PrivacyRequest::Reserves { pool: pool.clone(), book, mint: mint.to_string() };
-        let answer = self.read_book(mint, request).await?;
-        let statement = answer.reserves.ok_or(RelayError::EnclaveAnswer("a reserves answer without its statement"))?;
+        let PrivacyAnswer::Reserves { statement } = self.read_book(mint, request).await? else {
+            return Err(RelayError::EnclaveAnswer("a reserves answer without its statement"));
+        };
         if statement.verify().is_err() || statement.mint.to_string() != mint {
             return Err(RelayError::EnclaveAnswer("the enclave's statement of reserves does not verify"));
         }
@@ -414,17 +427,6 @@ async fn insert_payout(
     .await
     .map_err(StoreError::from)?;
     Ok(())
-}
-
-fn signed(answer: &PrivacyAnswer) -> Result<SignedTx, RelayError> {
-    match (&answer.transaction, &answer.signature, answer.last_valid_block_height) {
-        (Some(transaction), Some(signature), Some(height)) => Ok(SignedTx {
-            transaction: transaction.clone(),
-            signature: signature.clone(),
-            last_valid_block_height: height,
-        }),
-        _ => Err(RelayError::EnclaveAnswer("the enclave's answer lacks its transaction")),
-    }
 }
 
 async fn pool_object_id(store: &Store) -> Result<Option<String>, RelayError> {

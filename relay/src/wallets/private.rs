@@ -15,10 +15,10 @@ use std::time::Duration;
 use chain::{Chain, ChainError, Commitment, Confirmation};
 use serde_json::json;
 use shared::address::Address;
-use shared::privacy::{OwnerAuth, WalletRequest};
+use shared::privacy::{OwnerAuth, SignedTx, WalletRequest};
 use sqlx::Row;
 
-use super::backend::{EnclavePoolBackend, PrivacyBackend, SignedTx, Withdrawal};
+use super::backend::{EnclavePoolBackend, PrivacyBackend, Withdrawal};
 use super::records::{self, Wallet};
 use crate::agents::sessions::{self, Order, Pending, Session, state};
 use crate::agents::{Agents, agents};

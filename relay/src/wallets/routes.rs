@@ -183,9 +183,10 @@ pub async fn certificate(
 ) -> Result<Json<shared::privacy::WalletCertificate>, RelayError> {
     let object = crate::enclaves::objects::load_named(&app.store, &wallet.object_id).await?;
     let request = shared::privacy::PrivacyRequest::Certificate { wallet: object.blob };
-    let answer: shared::privacy::PrivacyAnswer =
-        crate::enclaves::objects::ask(&app.enclaves, "/privacy/step", &request).await?;
-    answer.certificate.map(Json).ok_or(RelayError::EnclaveAnswer("a certificate answer without its certificate"))
+    match crate::enclaves::objects::ask(&app.enclaves, "/privacy/step", &request).await? {
+        shared::privacy::PrivacyAnswer::Certificate { certificate } => Ok(Json(certificate)),
+        _ => Err(RelayError::EnclaveAnswer("a certificate answer without its certificate")),
+    }
 }
 
 #[utoipa::path(post, path = "/agents/v1/wallets/{id}/fund-intent", tag = "agents",

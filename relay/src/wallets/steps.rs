@@ -94,7 +94,7 @@ impl EnclavePoolBackend<'_> {
                 Err(RelayError::Enclave { code: Some(EnclaveCode::BookStale), .. }) => continue,
                 other => other?,
             };
-            let (Some(sealed), Some(append)) = (answer.book.clone(), answer.append.clone()) else {
+            let PrivacyAnswer::Proposed { book: sealed, append } = answer else {
                 return Ok(Outcome::Unchanged(answer));
             };
             let step = self.store_step(mint, &sealed, &append, &intent).await?;

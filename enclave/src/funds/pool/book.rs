@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use shared::address::Address;
-use shared::privacy::{PrivacyAnswer, WithdrawalOrder};
+use shared::privacy::{PrivacyAnswer, SignedTx, WithdrawalOrder};
 use shared::witness::Head;
 use zeroize::Zeroizing;
 
@@ -77,6 +77,17 @@ pub struct OpenOrder {
     /// The signed payout (base64) and the signed order, given again to a retried request.
     pub payout: String,
     pub order: WithdrawalOrder,
+}
+
+impl OpenOrder {
+    /// The order's current payout, to send.
+    pub fn payout(&self) -> SignedTx {
+        SignedTx {
+            transaction: self.payout.clone(),
+            signature: self.payout_signature.clone(),
+            last_valid_block_height: self.last_valid_block_height,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -54,11 +54,7 @@ impl Funds {
         let blob = keys::seal_book(env.custody, &child)?;
         let next = Head::of(child.version, &blob);
         let append = AppendRequest::signed(&child.mint.to_string(), head.clone(), next, env.keys.signer());
-        Ok(PrivacyAnswer {
-            book: Some(SealedBook { blob, version: child.version }),
-            append: Some(append),
-            ..Default::default()
-        })
+        Ok(PrivacyAnswer::Proposed { book: SealedBook { blob, version: child.version }, append })
     }
 
     /// The witness's answer to an append: an acknowledgement makes `book` the head and gives
@@ -87,6 +83,6 @@ impl Funds {
         if book.mint != mint || book.parent != answer.parent.digest || book.version != answer.next.version {
             return Err(sealed());
         }
-        Ok(book.released.unwrap_or_default())
+        book.released.ok_or_else(sealed)
     }
 }

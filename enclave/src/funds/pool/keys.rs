@@ -18,6 +18,12 @@ use crate::keys::{EnclaveKeys, SeedText};
 pub const WALLET_KIND: &str = "managed-wallet";
 pub const POOL_KIND: &str = "privacy-pool";
 pub const BOOK_KIND: &str = "privacy-book";
+/// The layout of a key's plaintext (a wallet's, the pool's, a shield's intermediate key's),
+/// bound into its blob as the sealed header's version.
+pub const KEY_FORMAT: u32 = 1;
+/// The layout of a book's plaintext. 2: what a step releases is one variant per step (1 was a
+/// struct of options; a book of format 1 does not open).
+pub const BOOK_FORMAT: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -88,18 +94,18 @@ pub fn seal_key<T: Serialize>(
     key: &SigningKey,
 ) -> Result<SealedObject, FundsError> {
     let plaintext = Zeroizing::new(serde_json::to_vec(secret).map_err(|_| sealed())?);
-    let (id, blob) = custody.seal_new(kind, &plaintext).map_err(|_| sealed())?;
+    let (id, blob) = custody.seal_new(kind, KEY_FORMAT, &plaintext).map_err(|_| sealed())?;
     Ok(SealedObject {
         id: hex::encode(id),
         kind: kind.into(),
-        version: 1,
+        version: KEY_FORMAT,
         blob,
         public_key: Some(Address(key.verifying_key().to_bytes()).to_string()),
     })
 }
 
 pub fn open_wallet(custody: &Custody, blob: &str) -> Result<Wallet, FundsError> {
-    let (_, plaintext) = custody.open_kind(blob, WALLET_KIND).map_err(|_| sealed())?;
+    let plaintext = custody.open_kind(blob, WALLET_KIND, KEY_FORMAT).map_err(|_| sealed())?;
     let secret: WalletSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
     let key = secret.seed.key().ok_or_else(sealed)?;
     let owner = match &secret.owner_pubkey {
@@ -113,17 +119,17 @@ pub fn open_wallet(custody: &Custody, blob: &str) -> Result<Wallet, FundsError> 
 }
 
 pub fn open_pool(custody: &Custody, blob: &str) -> Result<Pool, FundsError> {
-    let (_, plaintext) = custody.open_kind(blob, POOL_KIND).map_err(|_| sealed())?;
+    let plaintext = custody.open_kind(blob, POOL_KIND, KEY_FORMAT).map_err(|_| sealed())?;
     let secret: PoolSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
     let key = secret.seed.key().ok_or_else(sealed)?;
     Ok(Pool { address: Address(key.verifying_key().to_bytes()), key })
 }
 
 pub fn open_book(custody: &Custody, blob: &str) -> Result<Book, FundsError> {
-    let (_, plaintext) = custody.open_kind(blob, BOOK_KIND).map_err(|_| sealed())?;
+    let plaintext = custody.open_kind(blob, BOOK_KIND, BOOK_FORMAT).map_err(|_| sealed())?;
     Book::from_plaintext(&plaintext).ok_or_else(sealed)
 }
 
 pub fn seal_book(custody: &Custody, book: &Book) -> Result<String, FundsError> {
-    Ok(custody.seal_new(BOOK_KIND, &book.to_plaintext()).map_err(|_| sealed())?.1)
+    Ok(custody.seal_new(BOOK_KIND, BOOK_FORMAT, &book.to_plaintext()).map_err(|_| sealed())?.1)
 }

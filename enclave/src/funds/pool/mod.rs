@@ -165,7 +165,7 @@ impl Funds {
             R::Witnessed { book, answer } => self.witnessed(env, book.as_deref(), &answer).await,
             R::Certificate { wallet } => {
                 let wallet = open_wallet(env.custody, &wallet)?;
-                Ok(PrivacyAnswer { certificate: Some(keys::certificate(&wallet, env.keys)), ..Default::default() })
+                Ok(PrivacyAnswer::Certificate { certificate: keys::certificate(&wallet, env.keys) })
             }
             R::Balance { wallet, book, mint } => {
                 let wallet = open_wallet(env.custody, &wallet)?;
@@ -179,10 +179,7 @@ impl Funds {
                 let _mint = self.lock(&mint).await;
                 let (head, mut book) = self.open_head(env, book.as_deref(), &mint, &pool)?;
                 let held = self.reconcile(env, &pool, &mut book).await?;
-                Ok(PrivacyAnswer {
-                    reserves: Some(statements::reserves(env, &pool, &book, &head, held).await?),
-                    ..Default::default()
-                })
+                Ok(PrivacyAnswer::Reserves { statement: statements::reserves(env, &pool, &book, &head, held).await? })
             }
         }
     }
@@ -239,12 +236,7 @@ impl Funds {
         let held = self.reconcile(env, pool, &mut book).await?;
         let balance = book.credit(holder, (signature, slot), amount)?;
         book.solvent(held)?;
-        let released = PrivacyAnswer {
-            mint: Some(*mint),
-            amount: Some(Amount(amount)),
-            balance: Some(Amount(balance)),
-            ..Default::default()
-        };
+        let released = PrivacyAnswer::Credited { mint: *mint, amount: Amount(amount), balance: Amount(balance) };
         self.propose(env, &head, book, released)
     }
 

@@ -118,6 +118,7 @@ impl Nonces {
 #[cfg(test)]
 mod tests {
     use ed25519_dalek::{Signer, SigningKey};
+    use shared::privacy::SignedTx;
 
     use super::*;
 
@@ -183,7 +184,8 @@ mod tests {
         nonces.finish(&vk, "n", Err(()));
         assert_eq!(admit(&first, one), "new");
         // A transaction signed: the retry gets it again.
-        let answer = PrivacyAnswer { signature: Some("tx".into()), ..Default::default() };
+        let tx = SignedTx { transaction: "AA==".into(), signature: "tx".into(), last_valid_block_height: 1 };
+        let answer = PrivacyAnswer::HopSigned { tx };
         nonces.finish(&vk, "n", Ok(Some(&answer)));
         assert_eq!(admit(&first, one), "answered");
         // A book step: redone (its order id keeps it to one debit).

@@ -6,7 +6,7 @@ use ed25519_dalek::Signer;
 use shared::address::Address;
 use shared::amount::Amount;
 use shared::b64;
-use shared::privacy::{self, PrivacyAnswer, WithdrawalOrder};
+use shared::privacy::{self, PrivacyAnswer, SignedTx, WithdrawalOrder};
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Message, Transaction, associated_token, memo, system, token};
 use shared::witness::Head;
@@ -31,12 +31,6 @@ pub struct Payout {
     pub destination: Address,
     /// Lamports the payout also gives the destination (a shield's intermediate key's fees).
     pub lamports: u64,
-}
-
-struct SignedPayout {
-    transaction: String,
-    signature: String,
-    last_valid_block_height: u64,
 }
 
 /// The memo a payout carries: ties it to its order on chain, so a new payout is never signed
@@ -95,28 +89,15 @@ pub async fn pay_out(
         payout: signed.transaction,
         order,
     };
-    let released = released_payout(&open, &p.mint);
+    let (order, payout) = (open.order.clone(), open.payout());
     let left = book.debit(&p.holder, p.amount, &p.order_id, open)?;
-    funds.propose(env, &head, book, PrivacyAnswer { balance: Some(Amount(left)), ..released })
-}
-
-/// What an open order gives out: its current payout and its order.
-fn released_payout(open: &OpenOrder, mint: &Address) -> PrivacyAnswer {
-    PrivacyAnswer {
-        transaction: Some(open.payout.clone()),
-        signature: Some(open.payout_signature.clone()),
-        last_valid_block_height: Some(open.last_valid_block_height),
-        mint: Some(*mint),
-        amount: Some(Amount(open.amount)),
-        order: Some(open.order.clone()),
-        ..Default::default()
-    }
+    funds.propose(env, &head, book, PrivacyAnswer::Payout { order, payout, balance: Amount(left) })
 }
 
 /// The answer to a request whose order the head book holds already: the same order and its
 /// current payout, nothing debited again.
 pub fn answer_of(open: &OpenOrder, book: &Book, holder: &Address) -> PrivacyAnswer {
-    PrivacyAnswer { balance: Some(Amount(book.balance(holder))), ..released_payout(open, &book.mint) }
+    PrivacyAnswer::Payout { order: open.order.clone(), payout: open.payout(), balance: Amount(book.balance(holder)) }
 }
 
 /// The payout of `amount` from the pool to `destination`, carrying the order's memo; the
@@ -129,7 +110,7 @@ async fn sign_payout(
     destination: &Address,
     amount: u64,
     lamports: u64,
-) -> Result<SignedPayout, FundsError> {
+) -> Result<SignedTx, FundsError> {
     check_pool_funded(env, pool).await?;
     let chain = env.swaps.chain();
     let decimals = env.swaps.decimals(mint).await?;
@@ -152,7 +133,7 @@ async fn sign_payout(
     let message = Message::compile(&pool.address, &ixs, blockhash.blockhash).map_err(|_| sealed())?;
     let mut tx = Transaction::new_unsigned(message);
     tx.sign(&[&pool.key]).map_err(|_| sealed())?;
-    Ok(SignedPayout {
+    Ok(SignedTx {
         signature: tx.id(),
         transaction: b64::encode(tx.serialize()),
         last_valid_block_height: blockhash.last_valid_block_height,
@@ -188,8 +169,7 @@ pub async fn settle(
     };
     if landed {
         book.landed(&[order_id.to_string()], env.now);
-        let released = PrivacyAnswer { mint: Some(*mint), amount: Some(Amount(open.amount)), ..Default::default() };
-        return funds.propose(env, &head, book, released);
+        return funds.propose(env, &head, book, PrivacyAnswer::Paid);
     }
     funds.warm(env).await?;
     let signed = sign_payout(env, pool, mint, order_id, &destination, open.amount, open.lamports).await?;
@@ -199,7 +179,7 @@ pub async fn settle(
         payout: signed.transaction,
         ..open
     };
-    let released = PrivacyAnswer { order: None, ..released_payout(&open, mint) };
+    let released = PrivacyAnswer::Repaid { payout: open.payout() };
     book.open_orders.insert(order_id.to_string(), open);
     funds.propose(env, &head, book, released)
 }

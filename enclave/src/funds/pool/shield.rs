@@ -16,12 +16,11 @@ use ed25519_dalek::SigningKey;
 use rand_core::OsRng;
 use serde::{Deserialize, Serialize};
 use shared::address::Address;
-use shared::amount::Amount;
-use shared::privacy::PrivacyAnswer;
+use shared::privacy::{PrivacyAnswer, SignedTx};
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Instruction, Message, Transaction, associated_token, system, token};
 
-use super::keys::{Pool, seal_key};
+use super::keys::{KEY_FORMAT, Pool, seal_key};
 use super::payout::Payout;
 use super::{Admitted, Env, Funds, FundsError, nothing, sealed};
 use crate::funds::swap_check::ata;
@@ -60,7 +59,7 @@ pub(super) struct Hop {
 }
 
 pub(super) fn open_hop(custody: &Custody, blob: &str) -> Result<Hop, FundsError> {
-    let (_, plaintext) = custody.open_kind(blob, HOP_KIND).map_err(|_| sealed())?;
+    let plaintext = custody.open_kind(blob, HOP_KIND, KEY_FORMAT).map_err(|_| sealed())?;
     let s: HopSecret = serde_json::from_slice(&plaintext).map_err(|_| sealed())?;
     let key = s.seed.key().ok_or_else(sealed)?;
     let address = |text: &str| Address::parse(text).ok_or_else(sealed);
@@ -100,10 +99,10 @@ pub(super) async fn start(
         mint: fields.mint.to_string(),
         amount: fields.amount,
         destination: destination.to_string(),
-        deposit: deposit.signature.clone().ok_or_else(sealed)?,
+        deposit: deposit.signature.clone(),
     };
     let hop = seal_key(env.custody, HOP_KIND, &secret, &key)?;
-    Ok(PrivacyAnswer { hop: Some(hop), request_id: Some(a.request_id.clone()), ..deposit })
+    Ok(PrivacyAnswer::ShieldStarted { request_id: a.request_id.clone(), hop, deposit })
 }
 
 /// The payout of the deposit to the intermediate key, with the SOL for its two transactions:
@@ -153,7 +152,7 @@ pub(super) async fn deliver(env: &Env<'_>, hop: &Hop) -> Result<PrivacyAnswer, F
         associated_token::create_idempotent(&hop.address, &hop.destination, &hop.mint, &TOKEN_PROGRAM),
         token::transfer_checked(&source, &hop.mint, &to, &hop.address, held, decimals),
     ];
-    sign_as_hop(env, hop, &ixs, held).await
+    sign_as_hop(env, hop, &ixs).await
 }
 
 /// The intermediate key closes its (empty) token account, its rent to the pool, and sends the
@@ -174,20 +173,18 @@ pub(super) async fn close(env: &Env<'_>, hop: &Hop, pool: &Pool) -> Result<Priva
     if ixs.is_empty() {
         return Err(nothing("the intermediate key is empty"));
     }
-    sign_as_hop(env, hop, &ixs, lamports).await
+    sign_as_hop(env, hop, &ixs).await
 }
 
-async fn sign_as_hop(env: &Env<'_>, hop: &Hop, ixs: &[Instruction], amount: u64) -> Result<PrivacyAnswer, FundsError> {
+async fn sign_as_hop(env: &Env<'_>, hop: &Hop, ixs: &[Instruction]) -> Result<PrivacyAnswer, FundsError> {
     let blockhash = env.swaps.chain().latest_blockhash().await?;
     let message = Message::compile(&hop.address, ixs, blockhash.blockhash).map_err(|_| sealed())?;
     let mut tx = Transaction::new_unsigned(message);
     tx.sign(&[&hop.key]).map_err(|_| sealed())?;
-    Ok(PrivacyAnswer {
-        transaction: Some(shared::b64::encode(tx.serialize())),
-        signature: Some(tx.id()),
-        last_valid_block_height: Some(blockhash.last_valid_block_height),
-        mint: Some(hop.mint),
-        amount: Some(Amount(amount)),
-        ..Default::default()
-    })
+    let tx = SignedTx {
+        transaction: shared::b64::encode(tx.serialize()),
+        signature: tx.id(),
+        last_valid_block_height: blockhash.last_valid_block_height,
+    };
+    Ok(PrivacyAnswer::HopSigned { tx })
 }

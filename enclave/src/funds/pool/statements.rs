@@ -39,12 +39,7 @@ pub(super) fn balance(
         signature: String::new(),
     };
     statement.signature = privacy::signature_text(&env.keys.signer().sign(&statement.message()).to_bytes());
-    Ok(PrivacyAnswer {
-        mint: Some(*mint),
-        balance: Some(Amount(held)),
-        balance_statement: Some(statement),
-        ..Default::default()
-    })
+    Ok(PrivacyAnswer::Balance { statement })
 }
 
 /// The statement of reserves of the head book, naming it.

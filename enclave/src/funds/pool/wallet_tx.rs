@@ -3,9 +3,8 @@
 
 use chain::Chain;
 use shared::address::Address;
-use shared::amount::Amount;
 use shared::b64;
-use shared::privacy::PrivacyAnswer;
+use shared::privacy::{PrivacyAnswer, SignedTx};
 use shared::solana::programs::TOKEN_PROGRAM;
 use shared::solana::{Instruction, Message, Transaction, associated_token, memo, system, token};
 use shared::swap::SessionTerms;
@@ -26,8 +25,8 @@ const MANAGED_SESSION_SECS: u64 = 600;
 /// the wallet's whole `amount` moves into it. Signed by both keys.
 pub async fn encrypt(funds: &Funds, env: &Env<'_>, a: &Admitted, pool: &Pool) -> Result<PrivacyAnswer, FundsError> {
     let fields = funds.fields(&a.body, false)?;
-    let answer = deposit(funds, env, &a.wallet, pool, &fields.mint, fields.amount).await?;
-    Ok(PrivacyAnswer { request_id: Some(a.request_id.clone()), ..answer })
+    let deposit = deposit(funds, env, &a.wallet, pool, &fields.mint, fields.amount).await?;
+    Ok(PrivacyAnswer::Encrypt { request_id: a.request_id.clone(), deposit })
 }
 
 /// `amount` of `mint` from the wallet's token account into the pool's, signed.
@@ -38,7 +37,7 @@ pub async fn deposit(
     pool: &Pool,
     mint: &Address,
     amount: u64,
-) -> Result<PrivacyAnswer, FundsError> {
+) -> Result<SignedTx, FundsError> {
     check_pool_funded(env, pool).await?;
     let source = ata(&wallet.address, mint);
     let held = env.swaps.chain().token_balance(&source).await?.unwrap_or(0);
@@ -51,7 +50,7 @@ pub async fn deposit(
         associated_token::create_idempotent(&pool.address, &pool.address, mint, &TOKEN_PROGRAM),
         token::transfer_checked(&source, mint, &ata(&pool.address, mint), &wallet.address, amount, decimals),
     ];
-    sign_from_wallet(env, wallet, pool, &ixs, mint, amount).await
+    sign_from_wallet(env, wallet, pool, &ixs).await
 }
 
 /// A managed swap: a swap session (`crate::swap`) whose terms are the request's, with the
@@ -106,8 +105,8 @@ pub async fn swap_fund(funds: &Funds, env: &Env<'_>, a: &Admitted, pool: &Pool) 
         system::transfer(&pool.address, &session_key, lamports),
         memo::memo(shared::swap::funding::memo_text(&id).as_bytes(), &[]),
     ];
-    let funding = sign_from_wallet(env, wallet, pool, &ixs, &from_mint, amount).await?;
-    Ok(PrivacyAnswer { session: Some(opened), request_id: Some(a.request_id.clone()), ..funding })
+    let funding = sign_from_wallet(env, wallet, pool, &ixs).await?;
+    Ok(PrivacyAnswer::SwapFunded { session: opened, funding })
 }
 
 /// A transaction of the pool (fee payer) and the wallet, signed by both.
@@ -116,19 +115,14 @@ async fn sign_from_wallet(
     wallet: &Wallet,
     pool: &Pool,
     ixs: &[Instruction],
-    mint: &Address,
-    amount: u64,
-) -> Result<PrivacyAnswer, FundsError> {
+) -> Result<SignedTx, FundsError> {
     let blockhash = env.swaps.chain().latest_blockhash().await?;
     let message = Message::compile(&pool.address, ixs, blockhash.blockhash).map_err(|_| sealed())?;
     let mut tx = Transaction::new_unsigned(message);
     tx.sign(&[&pool.key, &wallet.key]).map_err(|_| sealed())?;
-    Ok(PrivacyAnswer {
-        transaction: Some(b64::encode(tx.serialize())),
-        signature: Some(tx.id()),
-        last_valid_block_height: Some(blockhash.last_valid_block_height),
-        mint: Some(*mint),
-        amount: Some(Amount(amount)),
-        ..Default::default()
+    Ok(SignedTx {
+        transaction: b64::encode(tx.serialize()),
+        signature: tx.id(),
+        last_valid_block_height: blockhash.last_valid_block_height,
     })
 }

@@ -28,6 +28,8 @@ pub use config::{RouterApi, SwapsConfig};
 
 /// Sealed-object kind of a session: its key's seed with its terms.
 pub const SESSION_KIND: &str = "swap-session";
+/// The layout of a session's plaintext, bound into its blob as the sealed header's version.
+pub const SESSION_FORMAT: u32 = 1;
 /// A transaction fee per signature (lamports).
 const SIGNATURE_FEE: u64 = 5_000;
 pub(crate) const SLIPPAGE_BPS: u16 = 100;

@@ -9,7 +9,7 @@ use shared::swap::{OpenedSession, ParsedTerms, SessionCommitment, SessionTerms};
 use shared::wire::SealedObject;
 use zeroize::Zeroizing;
 
-use super::{SESSION_KIND, SwapError, Swaps};
+use super::{SESSION_FORMAT, SESSION_KIND, SwapError, Swaps};
 use crate::keys::custody::Custody;
 use crate::keys::{EnclaveKeys, SeedText};
 
@@ -51,13 +51,13 @@ impl Swaps {
         let sol_from = sol_from.map(|a| a.to_string());
         let secret = SessionSecret { seed: SeedText::of(&key), terms: terms.clone(), sol_from };
         let plaintext = Zeroizing::new(serde_json::to_vec(&secret).map_err(|_| SwapError::Sealed)?);
-        let (id, blob) = custody.seal_new(SESSION_KIND, &plaintext).map_err(|_| SwapError::Sealed)?;
+        let (id, blob) = custody.seal_new(SESSION_KIND, SESSION_FORMAT, &plaintext).map_err(|_| SwapError::Sealed)?;
         let signature = keys.signer().sign(&SessionCommitment::message(&parsed, &address)).to_bytes();
         Ok(OpenedSession {
             object: SealedObject {
                 id: hex::encode(id),
                 kind: SESSION_KIND.into(),
-                version: 1,
+                version: SESSION_FORMAT,
                 blob,
                 public_key: Some(address.to_string()),
             },
@@ -87,7 +87,7 @@ impl Swaps {
     }
 
     pub(super) fn open(&self, custody: &Custody, blob: &str) -> Result<Session, SwapError> {
-        let (_, plaintext) = custody.open_kind(blob, SESSION_KIND).map_err(|_| SwapError::Sealed)?;
+        let plaintext = custody.open_kind(blob, SESSION_KIND, SESSION_FORMAT).map_err(|_| SwapError::Sealed)?;
         let secret: SessionSecret = serde_json::from_slice(&plaintext).map_err(|_| SwapError::Sealed)?;
         let key = secret.seed.key().ok_or(SwapError::Sealed)?;
         let terms = secret.terms.parse().map_err(|_| SwapError::Sealed)?;

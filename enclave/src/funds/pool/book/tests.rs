@@ -98,7 +98,7 @@ fn an_order_is_owed_until_it_lands_and_then_remembered_for_its_time() {
 #[test]
 fn a_child_names_its_parent_and_releases_nothing_yet() {
     let mut book = Book::genesis(&Address([1; 32]), &Address([2; 32]));
-    book.released = Some(PrivacyAnswer::default());
+    book.released = Some(PrivacyAnswer::Paid);
     let parent = Head::of(7, "parent blob");
     let child = book.child(&parent);
     assert_eq!((child.version, child.parent.as_str(), child.released.is_none()), (8, &*parent.digest, true));
@@ -138,7 +138,11 @@ fn the_encoding_reads_back_exactly_and_refuses_anything_else() {
 #[test]
 fn twenty_thousand_encrypts_leave_the_mint_working() {
     let keks = crate::keys::sealed::Keks { current: Zeroizing::new([7; 32]), previous: Vec::new() };
-    let header = crate::keys::sealed::Header { id: [1; 16], kind: super::super::BOOK_KIND.into(), version: 1 };
+    let header = crate::keys::sealed::Header {
+        id: [1; 16],
+        kind: super::super::BOOK_KIND.into(),
+        version: super::super::keys::BOOK_FORMAT,
+    };
     let mut book = Book::genesis(&Address([1; 32]), &Address([2; 32]));
     for i in 0..20_000u32 {
         let holder = Address(shared::sha256(&i.to_le_bytes()));
