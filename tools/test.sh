@@ -24,7 +24,7 @@ trap stop_all EXIT
 
 # The tests that read the built image (SVC_IMAGE_DIR): they run once the background build is done.
 # (The end-to-end tests are one binary, `e2e::e2e`, with a module per file.)
-IMAGE_TESTS='(package(e2e) & test(/^(image_boot|launch_td|enclave_tools|cli_json)::/)) | binary_id(shared::rtmr0)'
+IMAGE_TESTS='(package(e2e) & test(/^(image_boot|launch_td|enclave_tools|cli_json)::/)) | (package(shared) & test(/^rtmr0::/))'
 
 # Debian packages first, all in the foreground: apt takes one caller at a time, and the image
 # build in the background installs its own few (nasm, kmod, musl-tools) while nothing else does.

@@ -3,9 +3,7 @@
 use shared::address::{Address, RECEIPT_SEED, find_program_address};
 use solana_pubkey::Pubkey;
 
-mod seeded;
-
-use seeded::{bytes32, next};
+use crate::seeded::{bytes32, next};
 
 #[test]
 fn receipt_addresses_match_solana_sdk() {

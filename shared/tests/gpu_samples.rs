@@ -4,11 +4,9 @@
 //! refused for each thing that can be wrong; NVIDIA's own positive and negative samples.
 #![cfg(feature = "gpu")]
 
-mod common;
-
 #[cfg(feature = "gpu-ppcie")]
-use common::pickled;
-use common::read;
+use crate::common::pickled;
+use crate::common::read;
 
 use std::collections::BTreeMap;
 

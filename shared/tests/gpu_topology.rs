@@ -6,9 +6,7 @@
 //! parsing again (the changed reports would no longer verify, which is another check's job).
 #![cfg(feature = "gpu-ppcie")]
 
-mod common;
-
-use common::{pickled, read};
+use crate::common::{pickled, read};
 
 use std::collections::BTreeMap;
 

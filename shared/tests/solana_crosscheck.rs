@@ -24,9 +24,7 @@ use solana_signer::Signer;
 use solana_transaction::Transaction as TheirTransaction;
 use solana_transaction::versioned::VersionedTransaction;
 
-mod seeded;
-
-use seeded::{bytes32, next};
+use crate::seeded::{bytes32, next};
 
 /// The same signer on both sides.
 struct Key {
