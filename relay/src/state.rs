@@ -37,9 +37,9 @@ pub struct AppState {
     pub x402: Arc<X402>,
     pub rate_limiter: RateLimiter,
     /// The Agent Privacy API, when a chain and a router are configured.
-    pub agents: Option<Agents>,
+    pub agents: Option<Arc<Agents>>,
     /// Managed wallets' webhooks, book lock and witness queue (used only with `agents`).
-    pub wallets: crate::wallets::Wallets,
+    pub wallets: Arc<crate::wallets::Wallets>,
     pub discovery: crate::discovery::DiscoveryConfig,
     /// Deposits from the chain, when configured.
     pub deposits: Arc<crate::billing::deposits::Deposits>,
@@ -85,6 +85,39 @@ impl std::ops::Deref for App {
     }
 }
 
+/// What the Agent Privacy API's session worker, the managed wallets' workers and most of their
+/// routes touch: the store, the enclaves, the receipts (a settled swap's commit), the wallets'
+/// own state, and the chain and router when configured. Taken from the app by `FromRef`; the
+/// routes that charge a call (billing) or take x402 still take the whole `App`.
+#[derive(Clone)]
+pub struct AgentsState {
+    pub store: Store,
+    pub enclaves: Arc<EnclavePool>,
+    pub receipts: Arc<Receipts>,
+    pub wallets: Arc<crate::wallets::Wallets>,
+    /// None when no chain or router is configured (every route then answers 501).
+    pub agents: Option<Arc<Agents>>,
+}
+
+impl AgentsState {
+    /// The configured Agent Privacy API, or `swaps_not_configured` (501).
+    pub fn configured(&self) -> Result<&Agents, crate::http::error::RelayError> {
+        self.agents.as_deref().ok_or(crate::http::error::RelayError::SwapsNotConfigured)
+    }
+}
+
+impl axum::extract::FromRef<App> for AgentsState {
+    fn from_ref(app: &App) -> Self {
+        AgentsState {
+            store: app.store.clone(),
+            enclaves: app.enclaves.clone(),
+            receipts: app.receipts.clone(),
+            wallets: app.wallets.clone(),
+            agents: app.agents.clone(),
+        }
+    }
+}
+
 impl AppState {
     /// Everything the handlers share, from the configuration, over an open store, the ledger
     /// key and the enclaves. Starts nothing: the workers are started by whoever serves.
@@ -123,8 +156,8 @@ impl AppState {
             max_history_turns: config.max_history_turns,
             x402: Arc::new(X402::new(&config.x402).map_err(|e| e.to_string())?),
             rate_limiter: RateLimiter::new(config.rate_limits),
-            agents: Agents::from_config(&config.agents)?,
-            wallets: crate::wallets::Wallets::new(&config.agents.wallets),
+            agents: Agents::from_config(&config.agents)?.map(Arc::new),
+            wallets: Arc::new(crate::wallets::Wallets::new(&config.agents.wallets)),
             discovery: config.discovery.clone(),
             openapi: crate::discovery::openapi::Documents::new(&config.public_url()),
             metrics: Default::default(),

@@ -13,6 +13,8 @@
 
 use std::time::Duration;
 
+use axum::extract::FromRef;
+
 use chain::{Chain, ChainError, Commitment, Confirmation};
 use shared::swap::{SignedStep, StepAnswer, StepRequest};
 use shared::wire::codes::EnclaveCode;
@@ -21,7 +23,7 @@ use crate::agents::Agents;
 use crate::agents::sessions::{self, Pending, Session, state};
 use crate::agents::step::{MAX_BACKOFF_SECS, Next, backoff, fail_to, refusal, refused_credit};
 use crate::http::error::RelayError;
-use crate::state::App;
+use crate::state::AgentsState;
 use crate::swaps::enclave;
 use crate::wallets::shield;
 
@@ -42,22 +44,23 @@ mod kind {
 
 /// Starts the session workers, and the managed wallets' workers, of a relay with the Agent
 /// Privacy API configured.
-pub fn start(app: &App) {
-    if let Some(agents) = &app.agents {
+pub fn start(app: &crate::state::App) {
+    let api = AgentsState::from_ref(app);
+    if let Some(agents) = &api.agents {
         for _ in 0..agents.config.workers.max(1) {
-            tokio::spawn(run(app.clone()));
+            tokio::spawn(run(api.clone()));
         }
-        crate::wallets::start(app);
+        crate::wallets::start(&api);
     }
 }
 
-pub async fn run(app: App) {
-    let Some(agents) = app.agents.as_ref() else { return };
+pub async fn run(api: AgentsState) {
+    let Some(agents) = api.agents.as_ref() else { return };
     let lease = agents.config.lease_secs as i64;
     loop {
-        match sessions::claim(&app.store, crate::unix_now(), lease).await {
+        match sessions::claim(&api.store, crate::unix_now(), lease).await {
             Ok(Some(session)) => {
-                advance(&app, agents, session).await;
+                advance(&api, agents, session).await;
                 continue;
             }
             Ok(None) => {}
@@ -70,9 +73,9 @@ pub async fn run(app: App) {
     }
 }
 
-async fn advance(app: &App, agents: &Agents, mut s: Session) {
+async fn advance(api: &AgentsState, agents: &Agents, mut s: Session) {
     let before = s.state.clone();
-    let next = match step(app, agents, &mut s).await {
+    let next = match step(api, agents, &mut s).await {
         Ok(next) => next,
         Err(e) => {
             // The enclave, the chain or the database did not answer: the same step again,
@@ -87,8 +90,8 @@ async fn advance(app: &App, agents: &Agents, mut s: Session) {
         Next::Later(secs) => now + secs,
     };
     let saved = match &s.wallet_id {
-        Some(wallet_id) if before != s.state => save_announced(app, &s, wallet_id, &before, now, retry_at).await,
-        _ => sessions::save(app.store.pool(), &s, now, retry_at).await.map_err(RelayError::from),
+        Some(wallet_id) if before != s.state => save_announced(api, &s, wallet_id, &before, now, retry_at).await,
+        _ => sessions::save(api.store.pool(), &s, now, retry_at).await.map_err(RelayError::from),
     };
     match saved {
         Ok(true) if before != s.state => {
@@ -104,7 +107,7 @@ async fn advance(app: &App, agents: &Agents, mut s: Session) {
 /// Saves a wallet's session that changed state with its `session.<state>` webhook event, in
 /// one database transaction (docs/wallets.md "Webhooks").
 async fn save_announced(
-    app: &App,
+    api: &AgentsState,
     s: &Session,
     wallet_id: &str,
     before: &str,
@@ -121,7 +124,7 @@ async fn save_announced(
     });
     let event_type = format!("session.{}", s.state);
     records::retried(|| async {
-        let mut tx = app.store.begin().await?;
+        let mut tx = api.store.begin().await?;
         if !sessions::save(&mut *tx, s, now, retry_at).await? {
             return Ok(false);
         }
@@ -132,20 +135,20 @@ async fn save_announced(
     .await
 }
 
-async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
+async fn step(api: &AgentsState, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
     if s.pending.is_some() {
         return land(agents, s).await;
     }
     if s.mode == shield::MODE {
-        return shield::step(app, agents, s).await;
+        return shield::step(api, agents, s).await;
     }
     match s.state.as_str() {
         state::AWAITING_FUNDING => expire(agents, s).await,
-        state::FUNDED => swap(app, agents, s).await,
-        state::SWAPPED => deliver(app, s).await,
-        state::DELIVERED => attest(app, s).await,
-        state::REFUNDING => refund(app, s).await,
-        state::CREDITING => match crate::wallets::private::credit(app, s).await {
+        state::FUNDED => swap(api, agents, s).await,
+        state::SWAPPED => deliver(api, s).await,
+        state::DELIVERED => attest(api, s).await,
+        state::REFUNDING => refund(api, s).await,
+        state::CREDITING => match crate::wallets::private::credit(api, s).await {
             Ok(()) => Ok(Next::Now),
             Err(e) => refused_credit(s, e),
         },
@@ -156,9 +159,13 @@ async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, Relay
 }
 
 /// The enclave's step on this session's sealed key.
-async fn ask(app: &App, s: &Session, request: impl FnOnce(String) -> StepRequest) -> Result<StepAnswer, RelayError> {
-    let object = crate::enclaves::objects::load_named(&app.store, &s.object_id).await?;
-    enclave::step(&app.enclaves, &request(object.blob)).await
+async fn ask(
+    api: &AgentsState,
+    s: &Session,
+    request: impl FnOnce(String) -> StepRequest,
+) -> Result<StepAnswer, RelayError> {
+    let object = crate::enclaves::objects::load_named(&api.store, &s.object_id).await?;
+    enclave::step(&api.enclaves, &request(object.blob)).await
 }
 
 /// Records a transaction the enclave signed, to be sent by the next step.
@@ -192,8 +199,8 @@ async fn expire(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
     Ok(fail_to(s, next, sessions::EXPIRED))
 }
 
-async fn swap(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
-    match ask(app, s, |blob| StepRequest::Swap { blob }).await {
+async fn swap(api: &AgentsState, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
+    match ask(api, s, |blob| StepRequest::Swap { blob }).await {
         Ok(answer) => {
             record(s, kind::SWAP, answer)?;
             s.state = state::SWAPPING.into();
@@ -224,8 +231,8 @@ async fn swap(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, Relay
     }
 }
 
-async fn deliver(app: &App, s: &mut Session) -> Result<Next, RelayError> {
-    match ask(app, s, |blob| StepRequest::Deliver { blob }).await {
+async fn deliver(api: &AgentsState, s: &mut Session) -> Result<Next, RelayError> {
+    match ask(api, s, |blob| StepRequest::Deliver { blob }).await {
         Ok(answer) => {
             record(s, kind::DELIVER, answer)?;
             s.state = state::DELIVERING.into();
@@ -238,8 +245,8 @@ async fn deliver(app: &App, s: &mut Session) -> Result<Next, RelayError> {
     }
 }
 
-async fn refund(app: &App, s: &mut Session) -> Result<Next, RelayError> {
-    match ask(app, s, |blob| StepRequest::Refund { blob }).await {
+async fn refund(api: &AgentsState, s: &mut Session) -> Result<Next, RelayError> {
+    match ask(api, s, |blob| StepRequest::Refund { blob }).await {
         Ok(answer) => {
             record(s, kind::REFUND, answer)?;
             Ok(Next::Now)
@@ -340,27 +347,27 @@ async fn land(agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
 }
 
 /// The enclave checks the delivery on chain and signs the receipt; the relay commits it.
-async fn attest(app: &App, s: &mut Session) -> Result<Next, RelayError> {
+async fn attest(api: &AgentsState, s: &mut Session) -> Result<Next, RelayError> {
     if s.attestation_tx_sig.is_none() {
         let (Some(funding), Some(last)) = (s.funding_tx_sig.clone(), s.final_tx_sig.clone()) else {
             return Err(RelayError::Internal("a settled session lacks its transactions"));
         };
         let answer =
-            ask(app, s, |blob| StepRequest::Attest { blob, funding_tx_sig: funding, final_tx_sig: last }).await?;
+            ask(api, s, |blob| StepRequest::Attest { blob, funding_tx_sig: funding, final_tx_sig: last }).await?;
         let StepAnswer::Attested { receipt, .. } = answer else {
             return Err(RelayError::EnclaveAnswer("the enclave's attest answer is not a receipt"));
         };
-        if receipt.session_id != s.id || receipt.verify(app.receipts.commits.program_id()).is_err() {
+        if receipt.session_id != s.id || receipt.verify(api.receipts.commits.program_id()).is_err() {
             return Err(RelayError::EnclaveAnswer("the enclave's swap receipt does not verify"));
         }
-        let commit = app.receipts.commits.commit_swap(&receipt, crate::unix_now()).await.map_err(|e| {
+        let commit = api.receipts.commits.commit_swap(&receipt, crate::unix_now()).await.map_err(|e| {
             tracing::error!(session = %s.id, error = %e, "swap receipt not committed");
             RelayError::Internal("a swap receipt was not committed")
         })?;
         crate::failpoint::hit("swap:receipt:committed");
         // The commit stored the receipt on the row; keep this copy in step with it.
         let stored =
-            sessions::get(&app.store, &s.id).await?.ok_or(RelayError::Internal("a session vanished while worked"))?;
+            sessions::get(&api.store, &s.id).await?.ok_or(RelayError::Internal("a session vanished while worked"))?;
         s.receipt_json = stored.receipt_json;
         s.attestation_address = stored.attestation_address;
         s.attestation_tx_sig = Some(commit);

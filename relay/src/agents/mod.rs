@@ -61,7 +61,7 @@ impl Agents {
 
 /// The configured Agent Privacy API, or 501 `swaps_not_configured`.
 pub fn agents(app: &AppState) -> Result<&Agents, RelayError> {
-    app.agents.as_ref().ok_or(RelayError::SwapsNotConfigured)
+    app.agents.as_deref().ok_or(RelayError::SwapsNotConfigured)
 }
 
 /// Wakes one idle session worker (a session just became workable).

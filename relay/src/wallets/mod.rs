@@ -24,7 +24,7 @@ use axum::Router;
 use axum::routing::{get, post};
 
 use crate::agents::WalletsConfig;
-use crate::state::App;
+use crate::state::{AgentsState, App};
 
 pub use webhooks::Webhooks;
 
@@ -46,10 +46,10 @@ impl Wallets {
 
 /// Starts the webhook sender, the payout worker and the book steps' recovery (`worker::start`
 /// calls it when the Agent Privacy API is configured).
-pub fn start(app: &App) {
-    tokio::spawn(webhooks::run(app.clone()));
-    tokio::spawn(private::run_payouts(app.clone()));
-    tokio::spawn(private::run_book_steps(app.clone()));
+pub fn start(api: &AgentsState) {
+    tokio::spawn(webhooks::run(api.clone()));
+    tokio::spawn(private::run_payouts(api.clone()));
+    tokio::spawn(private::run_book_steps(api.clone()));
 }
 
 /// Every wallet route (merged into the relay's table by `router.rs`).

@@ -20,10 +20,10 @@ use sqlx::Row;
 
 use super::backend::{EnclavePoolBackend, PrivacyBackend, Withdrawal};
 use super::records::{self, Wallet};
+use crate::agents::Agents;
 use crate::agents::sessions::{self, Order, Pending, Session, state};
-use crate::agents::{Agents, agents};
 use crate::http::error::RelayError;
-use crate::state::App;
+use crate::state::AgentsState;
 use crate::store::StoreError;
 
 pub const MODE_ENCRYPT: &str = "encrypt";
@@ -33,12 +33,12 @@ pub const ENCRYPT_SECONDS: u64 = 10;
 /// How often the payout worker looks for pending payouts.
 const PAYOUT_POLL: Duration = Duration::from_secs(2);
 
-pub fn backend<'a>(app: &'a App, agents: &'a Agents) -> EnclavePoolBackend<'a> {
+pub fn backend<'a>(api: &'a AgentsState, agents: &'a Agents) -> EnclavePoolBackend<'a> {
     EnclavePoolBackend {
-        store: &app.store,
-        enclaves: &app.enclaves,
-        books_lock: &app.wallets.books,
-        witness: Some(&app.wallets.witness),
+        store: &api.store,
+        enclaves: &api.enclaves,
+        books_lock: &api.wallets.books,
+        witness: Some(&api.wallets.witness),
         witness_wait: Duration::from_secs(agents.config.wallets.witness_wait_secs),
     }
 }
@@ -46,27 +46,27 @@ pub fn backend<'a>(app: &'a App, agents: &'a Agents) -> EnclavePoolBackend<'a> {
 /// The request as the enclave takes it: the wallet's sealed key, the caller's exact body and
 /// the owner's signature headers, if sent.
 pub async fn wallet_request(
-    app: &App,
+    api: &AgentsState,
     wallet: &Wallet,
     body: &[u8],
     auth: Option<OwnerAuth>,
 ) -> Result<WalletRequest, RelayError> {
-    let object = crate::enclaves::objects::load_named(&app.store, &wallet.object_id).await?;
+    let object = crate::enclaves::objects::load_named(&api.store, &wallet.object_id).await?;
     Ok(WalletRequest { wallet: object.blob, body: shared::b64::encode(body), auth })
 }
 
 /// Starts an encrypt: the signed transaction recorded on a new session (its id the request's),
 /// which the worker sends.
 pub async fn start_encrypt(
-    app: &App,
+    api: &AgentsState,
     wallet: &Wallet,
     request: WalletRequest,
     (mint, amount): (Address, u64),
     kept: Option<&(String, String)>,
 ) -> Result<Session, RelayError> {
-    let agents = agents(app)?;
-    let (id, signed): (String, SignedTx) = backend(app, agents).encrypt(request).await?;
-    let pool = super::backend::pool_address(&app.store)
+    let agents = api.configured()?;
+    let (id, signed): (String, SignedTx) = backend(api, agents).encrypt(request).await?;
+    let pool = super::backend::pool_address(&api.store)
         .await?
         .as_deref()
         .and_then(Address::parse)
@@ -82,7 +82,7 @@ pub async fn start_encrypt(
         now,
     );
     // The `encrypt` audit entry is written with the credit.
-    record_start(app, &session, &wallet.id, None, kept.map(|k| ("encrypt", k))).await?;
+    record_start(api, &session, &wallet.id, None, kept.map(|k| ("encrypt", k))).await?;
     Ok(session)
 }
 
@@ -126,14 +126,14 @@ pub const KIND_FUND: &str = "fund";
 /// From the funding on, the session is a one-shot session paid by the wallet: same states,
 /// same receipt, refunds to the wallet.
 pub async fn start_swap(
-    app: &App,
+    api: &AgentsState,
     wallet: &Wallet,
     request: WalletRequest,
     slippage_bps: u16,
     kept: Option<&(String, String)>,
 ) -> Result<Session, RelayError> {
-    let agents = agents(app)?;
-    let (opened, funding) = backend(app, agents).swap(request).await?;
+    let agents = api.configured()?;
+    let (opened, funding) = backend(api, agents).swap(request).await?;
     let not_this_wallets = || RelayError::EnclaveAnswer("the enclave's managed swap session is not this wallet's");
     let terms = opened.commitment.verify().map_err(|_| not_this_wallets())?;
     if terms.payer != wallet.address {
@@ -167,8 +167,8 @@ pub async fn start_swap(
             now,
         )
     };
-    if crate::enclaves::objects::load(&app.store, &opened.object.id).await?.is_none() {
-        crate::enclaves::objects::insert(&app.store, &opened.object, now).await?;
+    if crate::enclaves::objects::load(&api.store, &opened.object.id).await?.is_none() {
+        crate::enclaves::objects::insert(&api.store, &opened.object, now).await?;
     }
     // The session (which holds the signed funding) and its audit entry, at once.
     let o = &session.order;
@@ -176,7 +176,7 @@ pub async fn start_swap(
                       "amount": o.amount, "destination": o.destination, "minOut": o.min_out,
                       "txSignature": funding.signature});
     let op = records::Operation { kind: "swap", event_type: "wallet.swap", data };
-    record_start(app, &session, &wallet.id, Some(op), kept.map(|k| ("swap", k))).await?;
+    record_start(api, &session, &wallet.id, Some(op), kept.map(|k| ("swap", k))).await?;
     Ok(session)
 }
 
@@ -191,7 +191,7 @@ pub fn session_answer(session: &Session, estimated_seconds: u64) -> serde_json::
 /// commits. The same session again (a retry the enclave answered with the same transaction)
 /// is not recorded twice.
 pub(super) async fn record_start(
-    app: &App,
+    api: &AgentsState,
     session: &Session,
     wallet_id: &str,
     op: Option<records::Operation>,
@@ -200,11 +200,11 @@ pub(super) async fn record_start(
     let seconds = match session.mode.as_str() {
         MODE_ENCRYPT => ENCRYPT_SECONDS,
         super::shield::MODE => super::shield::SECONDS,
-        _ => agents(app)?.config.expected_seconds,
+        _ => api.configured()?.config.expected_seconds,
     };
     let answer = session_answer(session, seconds);
     let recorded = records::retried(|| async {
-        let mut tx = app.store.begin().await?;
+        let mut tx = api.store.begin().await?;
         let exists = sqlx::query("SELECT id FROM swap_sessions WHERE id = $1")
             .bind(&session.id)
             .fetch_optional(&mut *tx)
@@ -232,15 +232,15 @@ pub(super) async fn record_start(
     })
     .await?;
     if recorded {
-        agents(app)?.wake.notify_one();
+        api.configured()?.wake.notify_one();
     }
     Ok(())
 }
 
 /// The wallet a wallet's session moves from.
-pub(crate) async fn wallet_of(app: &App, s: &Session) -> Result<Wallet, RelayError> {
+pub(crate) async fn wallet_of(api: &AgentsState, s: &Session) -> Result<Wallet, RelayError> {
     let id = s.wallet_id.as_deref().ok_or(RelayError::Internal("a wallet session lacks its wallet"))?;
-    records::get(&app.store, id).await?.ok_or(RelayError::Internal("a session's wallet vanished"))
+    records::get(&api.store, id).await?.ok_or(RelayError::Internal("a session's wallet vanished"))
 }
 
 /// The signature of a wallet session's first transaction, recorded when it started.
@@ -250,37 +250,37 @@ pub(crate) fn funding_of(s: &Session) -> Result<String, RelayError> {
 
 /// The worker's step of an encrypt session whose transaction landed: the credit, with the
 /// audit entry and event written with the book.
-pub async fn credit(app: &App, s: &mut Session) -> Result<(), RelayError> {
-    let agents = agents(app)?;
-    let wallet = wallet_of(app, s).await?;
+pub async fn credit(api: &AgentsState, s: &mut Session) -> Result<(), RelayError> {
+    let agents = api.configured()?;
+    let wallet = wallet_of(api, s).await?;
     let signature = funding_of(s)?;
     let data = json!({"walletId": wallet.id, "sessionId": s.id, "mint": s.order.from_mint, "amount": s.order.amount,
                       "txSignature": signature});
-    backend(app, agents).credit(&wallet, &s.order.from_mint, &signature, data).await?;
+    backend(api, agents).credit(&wallet, &s.order.from_mint, &signature, data).await?;
     s.final_tx_sig = Some(signature);
     s.actual_out = Some(s.order.amount);
     s.state = state::SETTLED.into();
     s.reason = None;
-    app.wallets.webhooks.wake.notify_one();
+    api.wallets.webhooks.wake.notify_one();
     Ok(())
 }
 
 /// A withdrawal: debited and recorded, then sent and awaited for a bounded time (the payout
 /// worker carries on if it has not landed by then).
 pub async fn withdraw(
-    app: &App,
+    api: &AgentsState,
     wallet: &Wallet,
     request: WalletRequest,
     kept: Option<(String, String)>,
 ) -> Result<(Withdrawal, bool), RelayError> {
-    let agents = agents(app)?;
-    let withdrawal = backend(app, agents).withdraw(wallet, request, kept).await?;
-    app.wallets.webhooks.wake.notify_one();
+    let agents = api.configured()?;
+    let withdrawal = backend(api, agents).withdraw(wallet, request, kept).await?;
+    api.wallets.webhooks.wake.notify_one();
     crate::failpoint::hit("privacy:withdraw:recorded");
     let wait = Duration::from_secs(agents.config.timeout_secs.max(1));
     let order = &withdrawal.order;
     let landed =
-        matches!(land(app, agents, &order.mint.to_string(), &order.order_id, &withdrawal.payout, wait).await, Ok(true));
+        matches!(land(api, agents, &order.mint.to_string(), &order.order_id, &withdrawal.payout, wait).await, Ok(true));
     Ok((withdrawal, landed))
 }
 
@@ -288,7 +288,7 @@ pub async fn withdraw(
 /// when it landed. One that can no longer land is replaced by a new payout of the same order
 /// (sent on the worker's next round).
 async fn land(
-    app: &App,
+    api: &AgentsState,
     agents: &Agents,
     mint: &str,
     order_id: &str,
@@ -314,7 +314,7 @@ async fn land(
             .bind(crate::unix_now())
             .bind(order_id)
             .bind(&payout.signature)
-            .execute(app.store.pool())
+            .execute(api.store.pool())
             .await
             .map_err(StoreError::from)?;
             Ok(true)
@@ -322,7 +322,7 @@ async fn land(
         Confirmation::TimedOut => Ok(false),
         Confirmation::Failed(_) | Confirmation::Expired => {
             tracing::warn!(order = order_id, ?verdict, "a payout cannot land; asking the enclave for a new one");
-            match backend(app, agents).repay(mint, order_id).await {
+            match backend(api, agents).repay(mint, order_id).await {
                 Ok(Some(_)) => Ok(false),
                 Ok(None) => Ok(true),
                 // Its payout can still land after all (seen by the enclave's node): wait.
@@ -334,10 +334,10 @@ async fn land(
 }
 
 /// Whether the order's payout was seen landed.
-pub async fn order_landed(app: &App, order_id: &str) -> Result<bool, RelayError> {
+pub async fn order_landed(api: &AgentsState, order_id: &str) -> Result<bool, RelayError> {
     let row = sqlx::query("SELECT state FROM wallet_withdrawals WHERE order_id = $1")
         .bind(order_id)
-        .fetch_optional(app.store.pool())
+        .fetch_optional(api.store.pool())
         .await
         .map_err(StoreError::from)?;
     let state: Option<String> = row.map(|r| r.try_get("state")).transpose().map_err(StoreError::from)?;
@@ -349,19 +349,19 @@ pub async fn order_landed(app: &App, order_id: &str) -> Result<bool, RelayError>
 const STEPS_POLL: Duration = Duration::from_secs(2);
 
 /// Finishes book steps the witness answered after their request gave up or the relay died.
-pub async fn run_book_steps(app: App) {
-    let Some(agents) = app.agents.as_ref() else { return };
+pub async fn run_book_steps(api: AgentsState) {
+    let Some(agents) = api.agents.as_ref() else { return };
     loop {
-        if let Err(e) = backend(&app, agents).recover().await {
+        if let Err(e) = backend(&api, agents).recover().await {
             tracing::warn!(error = %e, "could not look at stored book steps");
         }
-        let _ = tokio::time::timeout(STEPS_POLL, app.wallets.witness.answered.notified()).await;
+        let _ = tokio::time::timeout(STEPS_POLL, api.wallets.witness.answered.notified()).await;
     }
 }
 
 /// Resends pending payouts until each has a verdict (a relay killed after recording one).
-pub async fn run_payouts(app: App) {
-    let Some(agents) = app.agents.as_ref() else { return };
+pub async fn run_payouts(api: AgentsState) {
+    let Some(agents) = api.agents.as_ref() else { return };
     loop {
         tokio::time::sleep(PAYOUT_POLL).await;
         let rows = sqlx::query(
@@ -369,7 +369,7 @@ pub async fn run_payouts(app: App) {
              WHERE state = 'pending' AND updated_at <= $1 ORDER BY updated_at LIMIT 16",
         )
         .bind(crate::unix_now() - 2)
-        .fetch_all(app.store.pool())
+        .fetch_all(api.store.pool())
         .await;
         let rows = match rows {
             Ok(rows) => rows,
@@ -391,7 +391,7 @@ pub async fn run_payouts(app: App) {
                 ))
             };
             let Ok((order_id, mint, payout)) = read() else { continue };
-            if let Err(e) = land(&app, agents, &mint, &order_id, &payout, Duration::from_secs(5)).await {
+            if let Err(e) = land(&api, agents, &mint, &order_id, &payout, Duration::from_secs(5)).await {
                 tracing::warn!(order = %order_id, error = %e, "payout not sent yet");
             }
         }

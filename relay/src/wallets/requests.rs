@@ -16,7 +16,7 @@ use sqlx::Row;
 
 use super::routes::OwnedWallet;
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
+use crate::state::AgentsState;
 use crate::store::{Store, StoreError};
 
 /// A request to keep, in the caller's transaction.
@@ -118,10 +118,10 @@ pub async fn earlier(
     responses((status = 200, body = KeptRequest), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn get(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     OwnedWallet { wallet, .. }: OwnedWallet,
     Path((_, nonce)): Path<(String, String)>,
 ) -> Result<Json<KeptRequest>, RelayError> {
-    let kept = find(&app.store, &wallet.id, &nonce).await?.ok_or(RelayError::NotFound("no request with this nonce"))?;
+    let kept = find(&api.store, &wallet.id, &nonce).await?.ok_or(RelayError::NotFound("no request with this nonce"))?;
     Ok(Json(kept))
 }

@@ -27,7 +27,7 @@ use crate::accounts::keys::{Authorized, Swap};
 use crate::accounts::{ApiKeys, Caller};
 use crate::http::body;
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
+use crate::state::{AgentsState, App};
 use crate::store::Store;
 use crate::swaps::params::Fields;
 use crate::swaps::quote::Pair;
@@ -110,21 +110,21 @@ where
     responses((status = 201, body = WalletCreated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 501, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn create(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     Authorized { caller, .. }: Authorized<Swap>,
     body: Body,
 ) -> Result<(StatusCode, Json<WalletCreated>), RelayError> {
     let key_id = caller.key_id;
     let asked: CreateWalletBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let owner_pubkey = asked.owner_pubkey.map(|owner| owner.to_string());
-    let webhook_url = app.wallets.webhooks.check_url(&asked.webhook_url).await?;
+    let webhook_url = api.wallets.webhooks.check_url(&asked.webhook_url).await?;
     let wallet_id = crate::ids::new_uuid();
     // The enclave seals the key with the wallet id and owner: it checks owner signatures
     // against what it sealed, never against what a relay says.
     let request = shared::privacy::NewWallet { wallet_id: wallet_id.clone(), owner_pubkey: owner_pubkey.clone() };
     let created: shared::privacy::CreatedWallet =
-        crate::enclaves::objects::ask(&app.enclaves, "/wallets", &request).await?;
+        crate::enclaves::objects::ask(&api.enclaves, "/wallets", &request).await?;
     let (object, certificate) = (created.object, created.certificate);
     let address =
         object.public_key.clone().ok_or(RelayError::EnclaveAnswer("a wallet key came back without its public key"))?;
@@ -135,7 +135,7 @@ pub async fn create(
     {
         return Err(RelayError::EnclaveAnswer("the enclave's wallet certificate is not this wallet's"));
     }
-    crate::enclaves::objects::insert(&app.store, &object, crate::unix_now()).await?;
+    crate::enclaves::objects::insert(&api.store, &object, crate::unix_now()).await?;
     let wallet = Wallet {
         id: wallet_id,
         key_id,
@@ -149,9 +149,9 @@ pub async fn create(
     };
     let data = json!({"walletId": wallet.id, "privAddress": address, "network": wallet.network,
                       "ownerPubkey": owner_pubkey});
-    records::insert(&app.store, &wallet, Operation { kind: "created", event_type: "wallet.created", data }, now_ms())
+    records::insert(&api.store, &wallet, Operation { kind: "created", event_type: "wallet.created", data }, now_ms())
         .await?;
-    app.wallets.webhooks.wake.notify_one();
+    api.wallets.webhooks.wake.notify_one();
     tracing::info!(wallet = %wallet.id, "managed wallet created");
     Ok((
         StatusCode::CREATED,
@@ -178,12 +178,12 @@ pub async fn create(
     responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
               (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn certificate(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     OwnedWallet { wallet, .. }: OwnedWallet,
 ) -> Result<Json<shared::privacy::WalletCertificate>, RelayError> {
-    let object = crate::enclaves::objects::load_named(&app.store, &wallet.object_id).await?;
+    let object = crate::enclaves::objects::load_named(&api.store, &wallet.object_id).await?;
     let request = shared::privacy::PrivacyRequest::Certificate { wallet: object.blob };
-    match crate::enclaves::objects::ask(&app.enclaves, "/privacy/step", &request).await? {
+    match crate::enclaves::objects::ask(&api.enclaves, "/privacy/step", &request).await? {
         shared::privacy::PrivacyAnswer::Certificate { certificate } => Ok(Json(certificate)),
         _ => Err(RelayError::EnclaveAnswer("a certificate answer without its certificate")),
     }
@@ -196,12 +196,12 @@ pub async fn certificate(
     responses((status = 200, body = WalletFundIntent), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn fund_intent(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     OwnedWallet { wallet, .. }: OwnedWallet,
     body: Body,
 ) -> Result<Json<WalletFundIntent>, RelayError> {
     let asked: FundIntentBody = Fields::parse(&body::read(body, body::MAX_SMALL_BODY).await?)?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let FundIntentBody { mint, amount, payer_pubkey: payer } = asked;
     let decimals = agents.mint("mint", &mint)?.decimals;
     let to = wallet.address;
@@ -213,13 +213,13 @@ pub async fn fund_intent(
     let data = json!({"walletId": wallet.id, "mint": mint.to_string(), "amount": amount.to_string(),
                       "payerPubkey": payer.to_string(), "to": wallet.address.to_string()});
     records::record(
-        &app.store,
+        &api.store,
         &wallet.id,
         Operation { kind: "fund_intent", event_type: "wallet.fund_intent", data },
         now_ms(),
     )
     .await?;
-    app.wallets.webhooks.wake.notify_one();
+    api.wallets.webhooks.wake.notify_one();
     Ok(Json(WalletFundIntent {
         tx: shared::b64::encode(tx.serialize()),
         mint,
@@ -238,13 +238,13 @@ pub async fn fund_intent(
     responses((status = 200, body = WalletBalances), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn balance(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     OwnedWallet { wallet, .. }: OwnedWallet,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WalletBalances>, RelayError> {
     let fields = Fields::from_query(query);
     fields.require(&["mints"])?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let mints = fields
         .get("mints")
         .unwrap_or_default()
@@ -263,7 +263,7 @@ pub async fn balance(
         return Err(RelayError::input(codes::INVALID_FIELD, format!("`mints` lists at most {MAX_MINTS} mints")));
     }
     let owner = wallet.address;
-    let backend = super::private::backend(&app, agents);
+    let backend = super::private::backend(&api, agents);
     let names: Vec<String> = mints.iter().map(Address::to_string).collect();
     // Private balances as the enclave reads them from the sealed books.
     let private = super::backend::PrivacyBackend::private_balances(&backend, &wallet, &names).await?;
@@ -302,13 +302,13 @@ fn page(query: &HashMap<String, String>) -> Result<(i64, i64), RelayError> {
     responses((status = 200, body = WalletAuditPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn audit(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     OwnedWallet { wallet, .. }: OwnedWallet,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WalletAuditPage>, RelayError> {
     let (limit, offset) = page(&query)?;
     // One more than asked says whether a next page exists.
-    let mut entries = records::audit(&app.store, &wallet.id, limit + 1, offset).await?;
+    let mut entries = records::audit(&api.store, &wallet.id, limit + 1, offset).await?;
     let next_offset = (entries.len() as i64 > limit).then_some(offset + limit);
     entries.truncate(limit as usize);
     Ok(Json(WalletAuditPage { wallet_id: wallet.id, entries, next_offset }))
@@ -322,12 +322,12 @@ pub async fn audit(
     responses((status = 200, body = WebhookDeliveryLog), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn deliveries(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     OwnedWallet { wallet, .. }: OwnedWallet,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<WebhookDeliveryLog>, RelayError> {
     let (limit, _) = page(&query)?;
-    let (messages, deliveries) = webhooks::log(&app.store, &wallet.id, limit).await?;
+    let (messages, deliveries) = webhooks::log(&api.store, &wallet.id, limit).await?;
     Ok(Json(WebhookDeliveryLog { wallet_id: wallet.id, messages, deliveries }))
 }
 
@@ -386,22 +386,22 @@ fn owner_auth(headers: &HeaderMap) -> Result<Option<shared::privacy::OwnerAuth>,
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn encrypt(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     OwnedWallet { wallet, .. }: OwnedWallet,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let EncryptBody { mint, amount } = Fields::parse(&bytes)?;
     agents.mint("mint", &mint)?;
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);
-    if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "encrypt").await? {
+    if let Some(earlier) = requests::earlier(&api.store, &wallet.id, kept.as_ref(), "encrypt").await? {
         return started(&earlier);
     }
-    let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
-    let session = super::private::start_encrypt(&app, &wallet, request, (mint, amount), kept.as_ref()).await?;
+    let request = super::private::wallet_request(&api, &wallet, &bytes, auth).await?;
+    let session = super::private::start_encrypt(&api, &wallet, request, (mint, amount), kept.as_ref()).await?;
     Ok(Json(WalletSessionStarted {
         session_id: session.id,
         status: "running",
@@ -432,8 +432,9 @@ pub async fn swap(
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
     let who = caller;
+    let api = AgentsState::from_ref(&app);
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let asked: ManagedSwapBody = Fields::parse(&bytes)?;
     let pair = Pair::check(agents, asked.from_mint, asked.to_mint, asked.amount, asked.slippage_bps)?;
     if asked.destination_pubkey == wallet.address {
@@ -442,11 +443,11 @@ pub async fn swap(
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);
     // A retry of a swap already started is answered as it was, and not billed again.
-    if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "swap").await? {
+    if let Some(earlier) = requests::earlier(&api.store, &wallet.id, kept.as_ref(), "swap").await? {
         return started(&earlier);
     }
-    within_pool_allowance(&app, agents, &who.key_id).await?;
-    let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
+    within_pool_allowance(&api, agents, &who.key_id).await?;
+    let request = super::private::wallet_request(&api, &wallet, &bytes, auth).await?;
     let bill = crate::billing::metering::Bill {
         price: crate::billing::metering::Price::PerCall(agents.config.session_price_per_call),
         payer: crate::billing::metering::Payer::Key(who),
@@ -455,7 +456,8 @@ pub async fn swap(
     };
     let slippage = pair.slippage_bps;
     let done = crate::billing::metering::paid(&app, bill, move |app| async move {
-        let session = super::private::start_swap(&app, &wallet, request, slippage, kept.as_ref()).await?;
+        let session =
+            super::private::start_swap(&AgentsState::from_ref(&app), &wallet, request, slippage, kept.as_ref()).await?;
         Ok((session, shared::wire::Usage::default()))
     })
     .await?;
@@ -475,14 +477,14 @@ pub async fn swap(
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 429, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn shield(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     OwnedWallet { wallet, caller }: OwnedWallet,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<WalletSessionStarted>, RelayError> {
     let key_id = caller.key_id;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let PayoutBody { mint, amount, destination_pubkey } = Fields::parse(&bytes)?;
     let buckets = &agents.mint("mint", &mint)?.buckets;
     if !buckets.contains(&amount) {
@@ -498,13 +500,13 @@ pub async fn shield(
     }
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);
-    if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "shield").await? {
+    if let Some(earlier) = requests::earlier(&api.store, &wallet.id, kept.as_ref(), "shield").await? {
         return started(&earlier);
     }
-    within_pool_allowance(&app, agents, &key_id).await?;
-    let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
+    within_pool_allowance(&api, agents, &key_id).await?;
+    let request = super::private::wallet_request(&api, &wallet, &bytes, auth).await?;
     let session =
-        super::shield::start(&app, &wallet, request, (mint, amount, destination_pubkey), kept.as_ref()).await?;
+        super::shield::start(&api, &wallet, request, (mint, amount, destination_pubkey), kept.as_ref()).await?;
     Ok(Json(WalletSessionStarted {
         session_id: session.id,
         status: "running",
@@ -520,22 +522,22 @@ pub async fn shield(
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 429, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn withdraw(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     OwnedWallet { wallet, caller }: OwnedWallet,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<WalletWithdrawn>, RelayError> {
     let key_id = caller.key_id;
     let bytes = body::read(body, body::MAX_SMALL_BODY).await?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let asked: PayoutBody = Fields::parse(&bytes)?;
     agents.mint("mint", &asked.mint)?;
     let auth = owner_auth(&headers)?;
     let kept = requests::key_of(auth.as_ref(), &bytes);
-    if let Some(earlier) = requests::earlier(&app.store, &wallet.id, kept.as_ref(), "withdraw").await? {
+    if let Some(earlier) = requests::earlier(&api.store, &wallet.id, kept.as_ref(), "withdraw").await? {
         let order: shared::privacy::WithdrawalOrder = serde_json::from_value(earlier["order"].clone())
             .map_err(|_| RelayError::Internal("a stored JSON value does not parse"))?;
-        let landed = super::private::order_landed(&app, &order.order_id).await?;
+        let landed = super::private::order_landed(&api, &order.order_id).await?;
         return Ok(Json(WalletWithdrawn {
             queue_signature: order.signature.clone(),
             callback_signature: earlier["callbackSignature"].as_str().unwrap_or_default().to_string(),
@@ -543,9 +545,9 @@ pub async fn withdraw(
             order,
         }));
     }
-    within_pool_allowance(&app, agents, &key_id).await?;
-    let request = super::private::wallet_request(&app, &wallet, &bytes, auth).await?;
-    let (withdrawal, landed) = super::private::withdraw(&app, &wallet, request, kept).await?;
+    within_pool_allowance(&api, agents, &key_id).await?;
+    let request = super::private::wallet_request(&api, &wallet, &bytes, auth).await?;
+    let (withdrawal, landed) = super::private::withdraw(&api, &wallet, request, kept).await?;
     Ok(Json(WalletWithdrawn {
         queue_signature: withdrawal.order.signature.clone(),
         callback_signature: withdrawal.order.payout_signature.clone(),
@@ -560,25 +562,29 @@ pub async fn withdraw(
     responses((status = 200, body = Object), (status = 400, body = ErrorBody), (status = 501, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
 pub async fn reserves(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<shared::privacy::ReservesStatement>, RelayError> {
     let fields = Fields::from_query(query);
     fields.require(&["mint"])?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let mint = fields.mint("mint")?;
     agents.mint("mint", &mint)?;
-    let backend = super::private::backend(&app, agents);
+    let backend = super::private::backend(&api, agents);
     Ok(Json(super::backend::PrivacyBackend::reserves(&backend, &mint.to_string()).await?))
 }
 
 /// The pool pays the SOL of swaps, shields and withdrawals: an account starts at most
 /// `agents.wallets.dailyPoolOperations` of them in 24 hours (retries of a started one are not
 /// counted: they are answered before this).
-async fn within_pool_allowance(app: &App, agents: &crate::agents::Agents, key_id: &str) -> Result<(), RelayError> {
+async fn within_pool_allowance(
+    api: &AgentsState,
+    agents: &crate::agents::Agents,
+    key_id: &str,
+) -> Result<(), RelayError> {
     const DAY_MS: i64 = 86_400_000;
     let now = super::now_ms();
-    let (started, oldest) = super::records::pool_paid_since(&app.store, key_id, now - DAY_MS).await?;
+    let (started, oldest) = super::records::pool_paid_since(&api.store, key_id, now - DAY_MS).await?;
     match started < agents.config.wallets.daily_pool_operations {
         true => Ok(()),
         false => Err(RelayError::RateLimited((oldest.unwrap_or(now) + DAY_MS - now) / 1000 + 1)),

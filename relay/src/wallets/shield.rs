@@ -19,11 +19,11 @@ use sqlx::Row;
 
 use super::backend::PrivacyBackend;
 use super::records::{Operation, Wallet};
+use crate::agents::Agents;
 use crate::agents::sessions::{Order, Pending, Session, state};
 use crate::agents::step::Next;
-use crate::agents::{Agents, agents};
 use crate::http::error::RelayError;
-use crate::state::App;
+use crate::state::AgentsState;
 use crate::store::StoreError;
 
 pub const MODE: &str = "shield";
@@ -37,14 +37,14 @@ pub const KIND_CLOSE: &str = "shield_close";
 /// Starts a shield: the intermediate key and the signed deposit recorded on a new session,
 /// with the `shield` audit entry and event, before anything sends it.
 pub async fn start(
-    app: &App,
+    api: &AgentsState,
     wallet: &Wallet,
     request: WalletRequest,
     (mint, amount, destination): (Address, u64, Address),
     kept: Option<&(String, String)>,
 ) -> Result<Session, RelayError> {
-    let agents = agents(app)?;
-    let (id, hop, deposit) = super::private::backend(app, agents).shield(request).await?;
+    let agents = api.configured()?;
+    let (id, hop, deposit) = super::private::backend(api, agents).shield(request).await?;
     let hop_address = hop
         .public_key
         .as_deref()
@@ -62,20 +62,20 @@ pub async fn start(
             now,
         )
     };
-    if crate::enclaves::objects::load(&app.store, &hop.id).await?.is_none() {
-        crate::enclaves::objects::insert(&app.store, &hop, now).await?;
+    if crate::enclaves::objects::load(&api.store, &hop.id).await?.is_none() {
+        crate::enclaves::objects::insert(&api.store, &hop, now).await?;
     }
     let data = json!({"walletId": wallet.id, "sessionId": session.id, "mint": mint, "amount": session.order.amount,
                       "destinationPubkey": session.order.destination, "txSignature": session.funding_tx_sig});
     let op = Operation { kind: "shield", event_type: "wallet.shield", data };
-    super::private::record_start(app, &session, &wallet.id, Some(op), kept.map(|k| ("shield", k))).await?;
+    super::private::record_start(api, &session, &wallet.id, Some(op), kept.map(|k| ("shield", k))).await?;
     Ok(session)
 }
 
 /// One step of a shield session without a pending transaction (the worker lands those).
-pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
-    let backend = super::private::backend(app, agents);
-    let hop = crate::enclaves::objects::load_named(&app.store, &s.object_id).await?;
+pub(crate) async fn step(api: &AgentsState, agents: &Agents, s: &mut Session) -> Result<Next, RelayError> {
+    let backend = super::private::backend(api, agents);
+    let hop = crate::enclaves::objects::load_named(&api.store, &s.object_id).await?;
     let delay = || agents.config.wallets.shield_delay();
     match s.state.as_str() {
         state::CREDITING => {
@@ -89,17 +89,17 @@ pub(crate) async fn step(app: &App, agents: &Agents, s: &mut Session) -> Result<
         state::MIXING => {
             // Recorded by an earlier attempt whose session save did not happen: the hop's row
             // says so (the enclave may have dropped the order from the book once it landed).
-            if hop_payout(app, &s.id).await?.is_none() {
-                let wallet = super::private::wallet_of(app, s).await?;
+            if hop_payout(api, &s.id).await?.is_none() {
+                let wallet = super::private::wallet_of(api, s).await?;
                 backend.shield_hop(&wallet, &hop, &s.order.from_mint).await?;
-                app.wallets.webhooks.wake.notify_one();
+                api.wallets.webhooks.wake.notify_one();
             }
             s.state = state::HOPPING.into();
             Ok(Next::Later(2))
         }
         state::HOPPING => {
             let (signature, landed) =
-                hop_payout(app, &s.id).await?.ok_or(RelayError::Internal("a shield hop lacks its payout"))?;
+                hop_payout(api, &s.id).await?.ok_or(RelayError::Internal("a shield hop lacks its payout"))?;
             s.swap_tx_sig = Some(signature);
             match landed {
                 true => {
@@ -162,10 +162,10 @@ fn finish(s: &mut Session) {
 
 /// The hop's current payout signature and whether it landed (its withdrawal row), once
 /// recorded.
-async fn hop_payout(app: &App, order_id: &str) -> Result<Option<(String, bool)>, RelayError> {
+async fn hop_payout(api: &AgentsState, order_id: &str) -> Result<Option<(String, bool)>, RelayError> {
     let row = sqlx::query("SELECT payout_sig, state FROM wallet_withdrawals WHERE order_id = $1")
         .bind(order_id)
-        .fetch_optional(app.store.pool())
+        .fetch_optional(api.store.pool())
         .await
         .map_err(StoreError::from)?;
     let Some(row) = row else { return Ok(None) };

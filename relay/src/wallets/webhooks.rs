@@ -19,7 +19,7 @@ use sqlx::Row;
 
 use crate::agents::WalletsConfig;
 use crate::http::error::RelayError;
-use crate::state::App;
+use crate::state::AgentsState;
 use crate::store::Store;
 
 /// Prefix of a webhook secret (Standard Webhooks).
@@ -115,14 +115,14 @@ fn claim_ms(config: &WalletsConfig) -> i64 {
 }
 
 /// The delivery worker: forever, every due event once per turn.
-pub async fn run(app: App) {
-    if app.agents.is_none() {
+pub async fn run(api: AgentsState) {
+    if api.agents.is_none() {
         return;
     }
-    let hooks = &app.wallets.webhooks;
+    let hooks = &api.wallets.webhooks;
     let poll = Duration::from_millis(hooks.config.poll_millis.max(50));
     loop {
-        match turn(&app, hooks).await {
+        match turn(&api, hooks).await {
             Ok(n) if n > 0 => continue,
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "webhook delivery turn failed"),
@@ -132,7 +132,7 @@ pub async fn run(app: App) {
 }
 
 /// Delivers what is due now; returns how many were tried.
-async fn turn(app: &App, hooks: &Webhooks) -> Result<usize, RelayError> {
+async fn turn(api: &AgentsState, hooks: &Webhooks) -> Result<usize, RelayError> {
     let now = super::now_ms();
     let rows = sqlx::query(
         "SELECT o.id, o.wallet_id, o.event_type, o.payload, o.attempts, o.created_at, w.webhook_url, \
@@ -140,7 +140,7 @@ async fn turn(app: &App, hooks: &Webhooks) -> Result<usize, RelayError> {
          WHERE o.state = 'pending' AND o.next_attempt_at <= $1 ORDER BY o.next_attempt_at LIMIT 20",
     )
     .bind(now)
-    .fetch_all(app.store.pool())
+    .fetch_all(api.store.pool())
     .await?;
     let due = rows
         .iter()
@@ -159,9 +159,9 @@ async fn turn(app: &App, hooks: &Webhooks) -> Result<usize, RelayError> {
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
     let mut tried = 0;
     for event in due {
-        if claim(&app.store, &event, now + claim_ms(&hooks.config)).await? {
+        if claim(&api.store, &event, now + claim_ms(&hooks.config)).await? {
             tried += 1;
-            deliver(app, hooks, event).await?;
+            deliver(api, hooks, event).await?;
         }
     }
     Ok(tried)
@@ -182,7 +182,7 @@ async fn claim(store: &Store, event: &Due, until: i64) -> Result<bool, RelayErro
     Ok(done.rows_affected() == 1)
 }
 
-async fn deliver(app: &App, hooks: &Webhooks, event: Due) -> Result<(), RelayError> {
+async fn deliver(api: &AgentsState, hooks: &Webhooks, event: Due) -> Result<(), RelayError> {
     let attempt = event.attempts + 1;
     let timestamp = crate::unix_now();
     let signature = sign(&event.secret, &event.id, timestamp, &event.payload)?;
@@ -204,7 +204,7 @@ async fn deliver(app: &App, hooks: &Webhooks, event: Due) -> Result<(), RelayErr
     };
     let now = super::now_ms();
     let delivered = error.is_none();
-    let mut tx = app.store.begin().await?;
+    let mut tx = api.store.begin().await?;
     sqlx::query(
         "INSERT INTO webhook_deliveries (message_id, attempt, wallet_id, event_type, at, http_status, error, delivered) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",

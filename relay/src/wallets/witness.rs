@@ -18,7 +18,7 @@ use shared::witness::{AppendRequest, WitnessAnswer};
 use sqlx::Row;
 
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
+use crate::state::AgentsState;
 use crate::store::StoreError;
 
 /// Longest a long poll waits (below common 30 s client and proxy timeouts).
@@ -58,12 +58,12 @@ pub struct Wait {
     wait_secs: Option<u64>,
 }
 
-async fn waiting(app: &App) -> Result<Vec<AppendRequest>, RelayError> {
+async fn waiting(api: &AgentsState) -> Result<Vec<AppendRequest>, RelayError> {
     let rows = sqlx::query(
         "SELECT append_json FROM privacy_book_steps WHERE state = 'witnessing' AND answer_json IS NULL \
          ORDER BY created_at LIMIT 64",
     )
-    .fetch_all(app.store.pool())
+    .fetch_all(api.store.pool())
     .await
     .map_err(StoreError::from)?;
     rows.iter()
@@ -79,52 +79,52 @@ async fn waiting(app: &App) -> Result<Vec<AppendRequest>, RelayError> {
     summary = "The enclave's book appends waiting for the freshness witness (the key holder long-polls this)",
     params(("waitSecs" = Option<u64>, Query, maximum = 25, description = "Wait up to this long (seconds, at most 25) for one")),
     responses((status = 200, body = Appends), (status = "default", body = ErrorBody)))]
-pub async fn appends(State(app): State<App>, Query(wait): Query<Wait>) -> Result<Json<Appends>, RelayError> {
+pub async fn appends(State(api): State<AgentsState>, Query(wait): Query<Wait>) -> Result<Json<Appends>, RelayError> {
     let wait = Duration::from_secs(wait.wait_secs.unwrap_or(0).min(MAX_WAIT_SECS));
-    if app.agents.is_none() {
+    if api.agents.is_none() {
         // No pool here: nothing will ever wait.
         tokio::time::sleep(wait).await;
         return Ok(Json(Appends { appends: Vec::new() }));
     }
-    let notified = app.wallets.witness.appended.notified();
-    let found = waiting(&app).await?;
+    let notified = api.wallets.witness.appended.notified();
+    let found = waiting(&api).await?;
     if !found.is_empty() || wait.is_zero() {
         return Ok(Json(Appends { appends: found }));
     }
     let _ = tokio::time::timeout(wait, notified).await;
-    Ok(Json(Appends { appends: waiting(&app).await? }))
+    Ok(Json(Appends { appends: waiting(&api).await? }))
 }
 
 #[utoipa::path(post, path = "/tee/witness/answers", tag = "enclave",
     summary = "The freshness witness's signed answers to book appends",
     request_body = Answers,
     responses((status = 200, body = Stored), (status = 400, body = ErrorBody), (status = "default", body = ErrorBody)))]
-pub async fn answers(State(app): State<App>, body: axum::body::Body) -> Result<Json<Stored>, RelayError> {
+pub async fn answers(State(api): State<AgentsState>, body: axum::body::Body) -> Result<Json<Stored>, RelayError> {
     let bytes = crate::http::body::read(body, crate::http::body::MAX_SMALL_BODY).await?;
     let Answers { answers } = serde_json::from_slice(&bytes)
         .map_err(|_| RelayError::BadRequest("body must be {\"answers\": [...]}".into()))?;
-    crate::agents::agents(&app)?;
+    api.configured()?;
     let mut stored = 0;
     for answer in answers {
-        if !known_witness(&app, &app.wallets.witness, &answer).await {
+        if !known_witness(&api, &api.wallets.witness, &answer).await {
             tracing::warn!(witness = %answer.witness, "an answer not signed by a witness of these enclaves");
             continue;
         }
-        if keep(&app, &answer).await? {
+        if keep(&api, &answer).await? {
             stored += 1;
         }
     }
     if stored > 0 {
-        app.wallets.witness.answered.notify_waiters();
+        api.wallets.witness.answered.notify_waiters();
     }
     Ok(Json(Stored { stored }))
 }
 
 /// Keeps `answer` on its step, if the step waits for one and the answer is to its request.
-async fn keep(app: &App, answer: &WitnessAnswer) -> Result<bool, RelayError> {
+async fn keep(api: &AgentsState, answer: &WitnessAnswer) -> Result<bool, RelayError> {
     let row = sqlx::query("SELECT append_json FROM privacy_book_steps WHERE digest = $1 AND answer_json IS NULL")
         .bind(&answer.next.digest)
-        .fetch_optional(app.store.pool())
+        .fetch_optional(api.store.pool())
         .await
         .map_err(StoreError::from)?;
     let Some(row) = row else { return Ok(false) };
@@ -142,7 +142,7 @@ async fn keep(app: &App, answer: &WitnessAnswer) -> Result<bool, RelayError> {
     .bind(text)
     .bind(crate::unix_now())
     .bind(&answer.next.digest)
-    .execute(app.store.pool())
+    .execute(api.store.pool())
     .await
     .map_err(StoreError::from)?;
     Ok(done.rows_affected() == 1)
@@ -150,7 +150,7 @@ async fn keep(app: &App, answer: &WitnessAnswer) -> Result<bool, RelayError> {
 
 /// Whether the answer verifies under a witness key an enclave behind this relay reports from
 /// its measured configuration (asked again when an unknown one signs).
-async fn known_witness(app: &App, queue: &WitnessQueue, answer: &WitnessAnswer) -> bool {
+async fn known_witness(api: &AgentsState, queue: &WitnessQueue, answer: &WitnessAnswer) -> bool {
     let listed = |queue: &WitnessQueue| -> Vec<Address> {
         queue.witnesses.read().map(|w| w.iter().copied().collect()).unwrap_or_default()
     };
@@ -164,7 +164,7 @@ async fn known_witness(app: &App, queue: &WitnessQueue, answer: &WitnessAnswer) 
         }
         *asked = Some(std::time::Instant::now());
     }
-    for member in app.enclaves.members() {
+    for member in api.enclaves.members() {
         let Ok(a) = member.client.get("/attestation").await else { continue };
         let Ok(body) = serde_json::from_slice::<serde_json::Value>(&a.body) else { continue };
         let listed = body["provisioning"]["witnessKeys"].as_array().cloned().unwrap_or_default();
