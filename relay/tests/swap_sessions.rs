@@ -57,7 +57,7 @@ async fn lifecycle(store: &Store) {
         FundingRefused::WrongState(state::FUNDED.into())
     );
     assert_eq!(sessions::funded_by(store, "sig-1").await.unwrap().as_deref(), Some("a"));
-    assert_eq!(sessions::fundings(store, &Address([2; 32]).to_string(), "10000000", now).await.unwrap(), 1);
+    assert_eq!(sessions::fundings(store, &Address([2; 32]), Amount(10_000_000), now).await.unwrap(), 1);
 
     // A worker holds it; nobody else takes it until the lease runs out.
     let mut held = sessions::claim(store, now, 30).await.unwrap().expect("the funded session");

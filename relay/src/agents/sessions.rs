@@ -502,11 +502,11 @@ pub async fn claim(store: &Store, now: i64, lease_secs: i64) -> Result<Option<Se
 }
 
 /// Fundings of `amount` of `mint` since `since` (unix seconds): the anonymity set.
-pub async fn fundings(store: &Store, mint: &str, amount: &str, since: i64) -> Result<i64, StoreError> {
+pub async fn fundings(store: &Store, mint: &Address, amount: Amount, since: i64) -> Result<i64, StoreError> {
     let row =
         sqlx::query("SELECT COUNT(*) AS n FROM swap_sessions WHERE from_mint = $1 AND amount = $2 AND funded_at >= $3")
-            .bind(mint)
-            .bind(amount)
+            .bind(mint.to_string())
+            .bind(amount.to_string())
             .bind(since)
             .fetch_one(store.pool())
             .await?;

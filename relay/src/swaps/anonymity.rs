@@ -10,13 +10,14 @@ use std::collections::HashMap;
 use axum::Json;
 use axum::extract::{Query, State};
 use serde::Serialize;
+use shared::amount::Amount;
 use shared::wire::codes;
 
 use super::buckets;
 use super::params::Fields;
 use crate::agents::sessions;
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
+use crate::state::AgentsState;
 
 const MAX_WINDOW_HOURS: u64 = 168;
 
@@ -64,12 +65,12 @@ pub struct Requested {
     responses((status = 200, body = AnonymitySet), (status = 400, body = ErrorBody),
               (status = 501, body = ErrorBody), (status = "default", body = ErrorBody)))]
 pub async fn handle(
-    State(app): State<App>,
+    State(api): State<AgentsState>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<AnonymitySet>, RelayError> {
     let fields = Fields::from_query(query);
     fields.require(&["mint"])?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let mint = fields.mint("mint")?;
     let config = agents.mint("mint", &mint)?;
     let window_hours = match fields.get("windowHours") {
@@ -89,14 +90,14 @@ pub async fn handle(
     let mint_text = mint.to_string();
     let mut counts = Vec::with_capacity(config.buckets.len());
     for bucket in &config.buckets {
-        let count = sessions::fundings(&app.store, &mint_text, &bucket.to_string(), since).await?;
+        let count = sessions::fundings(&api.store, &mint, Amount(*bucket), since).await?;
         counts.push(BucketCount { amount: bucket.to_string(), label: buckets::label(*bucket, config), count });
     }
     let requested = match amount {
         None => None,
         Some(a) => {
             let b = buckets::bucket(a, config);
-            let count = sessions::fundings(&app.store, &mint_text, &a.to_string(), since).await?;
+            let count = sessions::fundings(&api.store, &mint, Amount(a), since).await?;
             Some(Requested {
                 amount: a.to_string(),
                 bucketed: b.as_ref().is_some_and(|b| b.bucketed),

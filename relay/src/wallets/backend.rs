@@ -11,7 +11,7 @@ use shared::privacy::{
 };
 use shared::swap::OpenedSession;
 use shared::wire::SealedObject;
-use shared::wire::codes::{self, EnclaveCode};
+use shared::wire::codes::EnclaveCode;
 use sqlx::Row;
 
 use super::records::{self, Operation, Wallet};
@@ -67,22 +67,23 @@ pub trait PrivacyBackend {
     async fn withdraw(
         &self,
         wallet: &Wallet,
+        mint: &Address,
         request: WalletRequest,
         kept: Option<(String, String)>,
     ) -> Result<Withdrawal, RelayError>;
     /// A payout that can no longer land (failed on chain, or expired unseen): a new one for the
     /// same order, recorded on its row before it is sent; None when the order turned out paid
     /// (the row is then marked landed).
-    async fn repay(&self, mint: &str, order_id: &str) -> Result<Option<SignedTx>, RelayError>;
+    async fn repay(&self, mint: &Address, order_id: &str) -> Result<Option<SignedTx>, RelayError>;
     /// The wallet's private balance of each mint (0 where it has none), signed by the enclave;
     /// None where the enclave did not answer.
     async fn private_balances(
         &self,
         wallet: &Wallet,
-        mints: &[String],
+        mints: &[Address],
     ) -> Result<Vec<Option<BalanceStatement>>, RelayError>;
     /// A signed statement of what the back end holds and owes in `mint`.
-    async fn reserves(&self, mint: &str) -> Result<ReservesStatement, RelayError>;
+    async fn reserves(&self, mint: &Address) -> Result<ReservesStatement, RelayError>;
 }
 
 /// The enclave pool.
@@ -254,7 +255,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             book,
             signature: signature.to_string(),
         };
-        match self.change_book(&mint.to_string(), request_for, Intent::ShieldCredit).await {
+        match self.change_book(mint, request_for, Intent::ShieldCredit).await {
             Ok(_) => Ok(true),
             Err(e) if nothing_to_do(&e, "already credited") => Ok(false),
             Err(e) => Err(e),
@@ -268,8 +269,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             pool: pool.clone(),
             book: book.unwrap_or_default(),
         };
-        match self.change_book(&mint.to_string(), request_for, Intent::ShieldHop { wallet_id: wallet.id.clone() }).await
-        {
+        match self.change_book(mint, request_for, Intent::ShieldHop { wallet_id: wallet.id.clone() }).await {
             Ok(_) => {
                 crate::failpoint::hit("privacy:hop:recorded");
                 Ok(true)
@@ -318,7 +318,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             signature: signature.to_string(),
         };
         let intent = Intent::Credit { wallet_id: wallet.id.clone(), details };
-        match self.change_book(&mint.to_string(), request_for, intent).await {
+        match self.change_book(mint, request_for, intent).await {
             Ok(Outcome::Released(answer) | Outcome::Unchanged(answer)) => {
                 crate::failpoint::hit("privacy:credit:stored");
                 match answer {
@@ -335,24 +335,22 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
     async fn withdraw(
         &self,
         wallet: &Wallet,
+        mint: &Address,
         request: WalletRequest,
         kept: Option<(String, String)>,
     ) -> Result<Withdrawal, RelayError> {
         let pool = self.pool().await?.blob;
-        let fields: serde_json::Value = serde_json::from_slice(&shared::b64::decode(&request.body).unwrap_or_default())
-            .map_err(|_| RelayError::input(codes::BAD_REQUEST, "the body is not a JSON object"))?;
-        let mint = fields["mint"].as_str().unwrap_or_default().to_string();
         let request_for = |book| PrivacyRequest::Withdraw { request: request.clone(), pool: pool.clone(), book };
         let (nonce, body_sha256) = kept.unzip();
         let intent = Intent::Withdraw { wallet_id: wallet.id.clone(), nonce, body_sha256 };
-        let answer = match self.change_book(&mint, request_for, intent).await? {
+        let answer = match self.change_book(mint, request_for, intent).await? {
             Outcome::Released(answer) | Outcome::Unchanged(answer) => answer,
         };
         let (order, payout) = released_order(&answer, &wallet.id)?;
         Ok(Withdrawal { order, payout })
     }
 
-    async fn repay(&self, mint: &str, order_id: &str) -> Result<Option<SignedTx>, RelayError> {
+    async fn repay(&self, mint: &Address, order_id: &str) -> Result<Option<SignedTx>, RelayError> {
         let pool = self.pool().await?.blob;
         let request_for = |book: Option<String>| PrivacyRequest::Settle {
             pool: pool.clone(),
@@ -370,30 +368,29 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
     async fn private_balances(
         &self,
         wallet: &Wallet,
-        mints: &[String],
+        mints: &[Address],
     ) -> Result<Vec<Option<BalanceStatement>>, RelayError> {
         let wallet_blob = self.blob(&wallet.object_id).await?;
         let mut balances = Vec::with_capacity(mints.len());
         for mint in mints {
-            let request = |book| PrivacyRequest::Balance { wallet: wallet_blob.clone(), book, mint: mint.clone() };
+            let request = |book| PrivacyRequest::Balance { wallet: wallet_blob.clone(), book, mint: mint.to_string() };
             let statement = match self.read_book(mint, request).await {
                 Ok(PrivacyAnswer::Balance { statement }) => Some(statement),
                 _ => None,
             };
-            let ours =
-                |s: &BalanceStatement| s.verify().is_ok() && s.wallet == wallet.address && s.mint.to_string() == *mint;
+            let ours = |s: &BalanceStatement| s.verify().is_ok() && s.wallet == wallet.address && s.mint == *mint;
             balances.push(statement.filter(ours));
         }
         Ok(balances)
     }
 
-    async fn reserves(&self, mint: &str) -> Result<ReservesStatement, RelayError> {
+    async fn reserves(&self, mint: &Address) -> Result<ReservesStatement, RelayError> {
         let pool = self.pool().await?.blob;
         let request = |book| PrivacyRequest::Reserves { pool: pool.clone(), book, mint: mint.to_string() };
         let PrivacyAnswer::Reserves { statement } = self.read_book(mint, request).await? else {
             return Err(RelayError::EnclaveAnswer("a reserves answer without its statement"));
         };
-        if statement.verify().is_err() || statement.mint.to_string() != mint {
+        if statement.verify().is_err() || statement.mint != *mint {
             return Err(RelayError::EnclaveAnswer("the enclave's statement of reserves does not verify"));
         }
         Ok(statement)
@@ -447,9 +444,9 @@ pub async fn pool_address(store: &Store) -> Result<Option<String>, RelayError> {
 }
 
 /// The mint's stored book, if any.
-pub async fn book(store: &Store, mint: &str) -> Result<Option<SealedBook>, RelayError> {
+pub async fn book(store: &Store, mint: &Address) -> Result<Option<SealedBook>, RelayError> {
     let row = sqlx::query("SELECT version, blob FROM privacy_books WHERE mint = $1")
-        .bind(mint)
+        .bind(mint.to_string())
         .fetch_optional(store.pool())
         .await
         .map_err(StoreError::from)?;

@@ -270,17 +270,17 @@ pub async fn credit(api: &AgentsState, s: &mut Session) -> Result<(), RelayError
 pub async fn withdraw(
     api: &AgentsState,
     wallet: &Wallet,
+    mint: &Address,
     request: WalletRequest,
     kept: Option<(String, String)>,
 ) -> Result<(Withdrawal, bool), RelayError> {
     let agents = api.configured()?;
-    let withdrawal = backend(api, agents).withdraw(wallet, request, kept).await?;
+    let withdrawal = backend(api, agents).withdraw(wallet, mint, request, kept).await?;
     api.wallets.webhooks.wake.notify_one();
     crate::failpoint::hit("privacy:withdraw:recorded");
     let wait = Duration::from_secs(agents.config.timeout_secs.max(1));
     let order = &withdrawal.order;
-    let landed =
-        matches!(land(api, agents, &order.mint.to_string(), &order.order_id, &withdrawal.payout, wait).await, Ok(true));
+    let landed = matches!(land(api, agents, &order.mint, &order.order_id, &withdrawal.payout, wait).await, Ok(true));
     Ok((withdrawal, landed))
 }
 
@@ -290,7 +290,7 @@ pub async fn withdraw(
 async fn land(
     api: &AgentsState,
     agents: &Agents,
-    mint: &str,
+    mint: &Address,
     order_id: &str,
     payout: &SignedTx,
     wait: Duration,
@@ -379,10 +379,10 @@ pub async fn run_payouts(api: AgentsState) {
             }
         };
         for row in rows {
-            let read = || -> Result<(String, String, SignedTx), sqlx::Error> {
+            let read = || -> Result<(String, Address, SignedTx), StoreError> {
                 Ok((
                     row.try_get("order_id")?,
-                    row.try_get("mint")?,
+                    Address::parse(&row.try_get::<String, _>("mint")?).ok_or(StoreError::Corrupt("a payout's mint"))?,
                     SignedTx {
                         transaction: row.try_get("payout_tx")?,
                         signature: row.try_get("payout_sig")?,
@@ -390,7 +390,13 @@ pub async fn run_payouts(api: AgentsState) {
                     },
                 ))
             };
-            let Ok((order_id, mint, payout)) = read() else { continue };
+            let (order_id, mint, payout) = match read() {
+                Ok(read) => read,
+                Err(e) => {
+                    tracing::error!(error = %e, "a pending payout's row does not read");
+                    continue;
+                }
+            };
             if let Err(e) = land(&api, agents, &mint, &order_id, &payout, Duration::from_secs(5)).await {
                 tracing::warn!(order = %order_id, error = %e, "payout not sent yet");
             }

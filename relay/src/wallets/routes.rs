@@ -264,9 +264,8 @@ pub async fn balance(
     }
     let owner = wallet.address;
     let backend = super::private::backend(&api, agents);
-    let names: Vec<String> = mints.iter().map(Address::to_string).collect();
     // Private balances as the enclave reads them from the sealed books.
-    let private = super::backend::PrivacyBackend::private_balances(&backend, &wallet, &names).await?;
+    let private = super::backend::PrivacyBackend::private_balances(&backend, &wallet, &mints).await?;
     let mut balances = Vec::with_capacity(2 * mints.len());
     for (mint, private) in mints.iter().zip(private) {
         let state = if private.is_some() { "encrypted" } else { "unknown" };
@@ -547,7 +546,7 @@ pub async fn withdraw(
     }
     within_pool_allowance(&api, agents, &key_id).await?;
     let request = super::private::wallet_request(&api, &wallet, &bytes, auth).await?;
-    let (withdrawal, landed) = super::private::withdraw(&api, &wallet, request, kept).await?;
+    let (withdrawal, landed) = super::private::withdraw(&api, &wallet, &asked.mint, request, kept).await?;
     Ok(Json(WalletWithdrawn {
         queue_signature: withdrawal.order.signature.clone(),
         callback_signature: withdrawal.order.payout_signature.clone(),
@@ -571,7 +570,7 @@ pub async fn reserves(
     let mint = fields.mint("mint")?;
     agents.mint("mint", &mint)?;
     let backend = super::private::backend(&api, agents);
-    Ok(Json(super::backend::PrivacyBackend::reserves(&backend, &mint.to_string()).await?))
+    Ok(Json(super::backend::PrivacyBackend::reserves(&backend, &mint).await?))
 }
 
 /// The pool pays the SOL of swaps, shields and withdrawals: an account starts at most

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use shared::address::Address;
 use shared::privacy::{PrivacyAnswer, PrivacyRequest, SealedBook};
 use shared::wire::codes::{self, EnclaveCode};
 use shared::witness::{AppendRequest, WitnessAnswer};
@@ -58,7 +59,7 @@ const BOOK_RETRIES: usize = 8;
 /// One stored step.
 struct Step {
     digest: String,
-    mint: String,
+    mint: Address,
     version: u64,
     blob: String,
     answer: Option<WitnessAnswer>,
@@ -77,7 +78,7 @@ impl EnclavePoolBackend<'_> {
     /// stored head book. Begun again when the book moved on (another step won the witness).
     pub(super) async fn change_book(
         &self,
-        mint: &str,
+        mint: &Address,
         request_for: impl Fn(Option<String>) -> PrivacyRequest,
         intent: Intent,
     ) -> Result<Outcome, RelayError> {
@@ -116,7 +117,7 @@ impl EnclavePoolBackend<'_> {
     /// acknowledgement and asks once more; a stored head that really is behind stays refused.
     pub(super) async fn read_book(
         &self,
-        mint: &str,
+        mint: &Address,
         request_for: impl Fn(Option<String>) -> PrivacyRequest,
     ) -> Result<PrivacyAnswer, RelayError> {
         let held = book(self.store, mint).await?;
@@ -132,7 +133,7 @@ impl EnclavePoolBackend<'_> {
 
     async fn store_step(
         &self,
-        mint: &str,
+        mint: &Address,
         sealed: &SealedBook,
         append: &AppendRequest,
         intent: &Intent,
@@ -143,7 +144,7 @@ impl EnclavePoolBackend<'_> {
              created_at, updated_at) VALUES ($1, $2, $3, $4, $5, NULL, $6, 'witnessing', $7, $7)",
         )
         .bind(&append.next.digest)
-        .bind(mint)
+        .bind(mint.to_string())
         .bind(sealed.version as i64)
         .bind(&sealed.blob)
         .bind(json(append)?)
@@ -157,7 +158,7 @@ impl EnclavePoolBackend<'_> {
         }
         Ok(Step {
             digest: append.next.digest.clone(),
-            mint: mint.to_string(),
+            mint: *mint,
             version: sealed.version,
             blob: sealed.blob.clone(),
             answer: None,
@@ -238,14 +239,14 @@ impl EnclavePoolBackend<'_> {
         }
         let stored = match step.version {
             1 => sqlx::query("INSERT INTO privacy_books (mint, version, blob, updated_at) VALUES ($1, $2, $3, $4)")
-                .bind(&step.mint)
+                .bind(step.mint.to_string())
                 .bind(step.version as i64)
                 .bind(&step.blob)
                 .bind(now),
             _ => sqlx::query(
                 "UPDATE privacy_books SET version = $2, blob = $3, updated_at = $4 WHERE mint = $1 AND version = $5",
             )
-            .bind(&step.mint)
+            .bind(step.mint.to_string())
             .bind(step.version as i64)
             .bind(&step.blob)
             .bind(now)
@@ -283,7 +284,7 @@ impl EnclavePoolBackend<'_> {
     /// Brings this enclave and the store to the same head of `mint`: finishes steps the
     /// witness answered, then shows the enclave the acknowledgement of the stored head (an
     /// enclave that missed it: another enclave made it, or it booted before it).
-    async fn catch_up(&self, mint: &str, held: Option<&SealedBook>) -> Result<(), RelayError> {
+    async fn catch_up(&self, mint: &Address, held: Option<&SealedBook>) -> Result<(), RelayError> {
         for step in self.open_steps(Some(mint)).await? {
             self.advance(&step, Duration::ZERO).await?;
         }
@@ -301,14 +302,14 @@ impl EnclavePoolBackend<'_> {
         if let Some(answer) = answer.and_then(|a| serde_json::from_str::<WitnessAnswer>(&a).ok()) {
             let request = PrivacyRequest::Witnessed { book: Some(held.blob.clone()), answer };
             if let Err(e) = self.step(&request).await {
-                tracing::warn!(mint, error = %e, "the enclave did not take the stored head's acknowledgement");
+                tracing::warn!(%mint, error = %e, "the enclave did not take the stored head's acknowledgement");
             }
         }
         Ok(())
     }
 
     /// Steps still witnessing (of one mint, or all), oldest first.
-    async fn open_steps(&self, mint: Option<&str>) -> Result<Vec<Step>, RelayError> {
+    async fn open_steps(&self, mint: Option<&Address>) -> Result<Vec<Step>, RelayError> {
         let rows = sqlx::query(
             "SELECT digest, mint, version, blob, answer_json, intent_json FROM privacy_book_steps \
              WHERE state = 'witnessing' ORDER BY created_at, version LIMIT 64",
@@ -323,7 +324,8 @@ impl EnclavePoolBackend<'_> {
                 let intent: String = r.try_get("intent_json")?;
                 Ok(Step {
                     digest: r.try_get("digest")?,
-                    mint: r.try_get("mint")?,
+                    mint: Address::parse(&r.try_get::<String, _>("mint")?)
+                        .ok_or(StoreError::Corrupt("a book step's mint"))?,
                     version: r.try_get::<i64, _>("version")? as u64,
                     blob: r.try_get("blob")?,
                     answer: answer
@@ -334,7 +336,7 @@ impl EnclavePoolBackend<'_> {
                 })
             };
             let step = read()?;
-            if mint.is_none_or(|m| m == step.mint) {
+            if mint.is_none_or(|m| *m == step.mint) {
                 steps.push(step);
             }
         }
