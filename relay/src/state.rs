@@ -86,8 +86,8 @@ impl std::ops::Deref for App {
 }
 
 /// What the Agent Privacy API's session worker, the managed wallets' workers and most of their
-/// routes touch: the store, the enclaves, the receipts (a settled swap's commit), the wallets'
-/// own state, and the chain and router when configured. Taken from the app by `FromRef`; the
+/// routes touch: the store, the enclaves, the receipts (a settled swap's commit and its explorer
+/// link), the wallets' own state, and the chain and router when configured. Taken from the app by `FromRef`; the
 /// routes that charge a call (billing) or take x402 still take the whole `App`.
 #[derive(Clone)]
 pub struct AgentsState {
@@ -97,6 +97,8 @@ pub struct AgentsState {
     pub wallets: Arc<crate::wallets::Wallets>,
     /// None when no chain or router is configured (every route then answers 501).
     pub agents: Option<Arc<Agents>>,
+    /// Base of the links the routes hand out (a receipt's `explorerUrl`).
+    pub public_url: String,
 }
 
 impl AgentsState {
@@ -114,6 +116,7 @@ impl axum::extract::FromRef<App> for AgentsState {
             receipts: app.receipts.clone(),
             wallets: app.wallets.clone(),
             agents: app.agents.clone(),
+            public_url: app.public_url.clone(),
         }
     }
 }

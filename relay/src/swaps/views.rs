@@ -16,7 +16,7 @@ use shared::swap::SwapReceipt;
 use super::params;
 use crate::agents::sessions::{self, Session, state};
 use crate::http::error::{ErrorBody, RelayError};
-use crate::state::App;
+use crate::state::AgentsState;
 
 /// Contract §2.10, then what a client needs to act on a session that did not settle.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -89,18 +89,18 @@ impl From<&Session> for SessionView {
     }
 }
 
-async fn load(app: &App, id: &str) -> Result<Session, RelayError> {
+async fn load(api: &AgentsState, id: &str) -> Result<Session, RelayError> {
     let id = params::session_id(id)?;
-    crate::agents::agents(app)?;
-    sessions::get(&app.store, &id).await?.ok_or(RelayError::NotFound("no such session"))
+    api.configured()?;
+    sessions::get(&api.store, &id).await?.ok_or(RelayError::NotFound("no such session"))
 }
 
 #[utoipa::path(get, path = "/agents/v1/sessions/{id}", tag = "agents", summary = "A swap session (contract §2.10); poll until settled or failed",
     params(("id" = String, Path, description = "The session id (uuid)")),
     responses((status = 200, body = SessionView), (status = 404, body = ErrorBody), (status = 501, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
-pub async fn session(State(app): State<App>, Path(id): Path<String>) -> Result<Json<SessionView>, RelayError> {
-    Ok(Json(SessionView::from(&load(&app, &id).await?)))
+pub async fn session(State(api): State<AgentsState>, Path(id): Path<String>) -> Result<Json<SessionView>, RelayError> {
+    Ok(Json(SessionView::from(&load(&api, &id).await?)))
 }
 
 /// A settled session's proof.
@@ -143,8 +143,11 @@ pub struct Links {
     params(("sessionId" = String, Path, description = "The session id (uuid)")),
     responses((status = 200, body = AttestationView), (status = 404, body = ErrorBody), (status = 501, body = ErrorBody),
               (status = "default", body = ErrorBody)))]
-pub async fn attestation(State(app): State<App>, Path(id): Path<String>) -> Result<Json<AttestationView>, RelayError> {
-    let s = load(&app, &id).await?;
+pub async fn attestation(
+    State(api): State<AgentsState>,
+    Path(id): Path<String>,
+) -> Result<Json<AttestationView>, RelayError> {
+    let s = load(&api, &id).await?;
     let (Some(json), Some(address), Some(commit)) = (&s.receipt_json, &s.attestation_address, &s.attestation_tx_sig)
     else {
         let message = match s.state.as_str() {
@@ -155,7 +158,7 @@ pub async fn attestation(State(app): State<App>, Path(id): Path<String>) -> Resu
     };
     let receipt: SwapReceipt =
         serde_json::from_str(json).map_err(|_| RelayError::Internal("a stored JSON value does not parse"))?;
-    let agents = crate::agents::agents(&app)?;
+    let agents = api.configured()?;
     let link = |signature: &str| agents.config.explorer_tx_url.replace("{signature}", signature);
     Ok(Json(AttestationView {
         session_id: s.id.clone(),
@@ -173,7 +176,7 @@ pub async fn attestation(State(app): State<App>, Path(id): Path<String>) -> Resu
         explorer: Links {
             funding_tx: link(&receipt.funding_tx_sig),
             final_tx: link(&receipt.final_tx_sig),
-            attestation: app.receipts.commits.explorer_url(&app.public_url, commit),
+            attestation: api.receipts.commits.explorer_url(&api.public_url, commit),
         },
         receipt,
     }))
