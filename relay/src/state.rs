@@ -87,8 +87,8 @@ impl std::ops::Deref for App {
 
 /// What the Agent Privacy API's session worker, the managed wallets' workers and most of their
 /// routes touch: the store, the enclaves, the receipts (a settled swap's commit and its explorer
-/// link), the wallets' own state, and the chain and router when configured. Taken from the app by `FromRef`; the
-/// routes that charge a call (billing) or take x402 still take the whole `App`.
+/// link), the wallets' own state, and the chain and router when configured. Taken from the app
+/// by `FromRef`; the routes that charge a call (billing) or take x402 still take the whole `App`.
 #[derive(Clone)]
 pub struct AgentsState {
     pub store: Store,
