@@ -15,7 +15,7 @@ use shared::wire::codes::EnclaveCode;
 use sqlx::Row;
 
 use super::records::{self, Operation, Wallet};
-use super::steps::{Intent, Outcome};
+use super::steps::Intent;
 use crate::enclaves::EnclavePool;
 use crate::enclaves::objects::{self, ask};
 use crate::http::error::RelayError;
@@ -319,7 +319,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         };
         let intent = Intent::Credit { wallet_id: wallet.id.clone(), details };
         match self.change_book(mint, request_for, intent).await {
-            Ok(Outcome::Released(answer) | Outcome::Unchanged(answer)) => {
+            Ok(answer) => {
                 crate::failpoint::hit("privacy:credit:stored");
                 match answer {
                     PrivacyAnswer::Credited { balance, .. } => Ok(Some(balance.0)),
@@ -343,9 +343,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
         let request_for = |book| PrivacyRequest::Withdraw { request: request.clone(), pool: pool.clone(), book };
         let (nonce, body_sha256) = kept.unzip();
         let intent = Intent::Withdraw { wallet_id: wallet.id.clone(), nonce, body_sha256 };
-        let answer = match self.change_book(mint, request_for, intent).await? {
-            Outcome::Released(answer) | Outcome::Unchanged(answer) => answer,
-        };
+        let answer = self.change_book(mint, request_for, intent).await?;
         let (order, payout) = released_order(&answer, &wallet.id)?;
         Ok(Withdrawal { order, payout })
     }
@@ -358,10 +356,7 @@ impl PrivacyBackend for EnclavePoolBackend<'_> {
             mint: mint.to_string(),
             order_id: order_id.to_string(),
         };
-        let answer =
-            match self.change_book(mint, request_for, Intent::Settle { order_id: order_id.to_string() }).await? {
-                Outcome::Released(answer) | Outcome::Unchanged(answer) => answer,
-            };
+        let answer = self.change_book(mint, request_for, Intent::Settle { order_id: order_id.to_string() }).await?;
         repaid(&answer)
     }
 

@@ -45,14 +45,6 @@ pub enum Intent {
     Settle { order_id: String },
 }
 
-/// How a step ended.
-pub enum Outcome {
-    /// The witness acknowledged the book; what the enclave released.
-    Released(PrivacyAnswer),
-    /// The enclave answered without a new book (the request's order was debited already).
-    Unchanged(PrivacyAnswer),
-}
-
 /// How often a step is begun again after the book moved on under it.
 const BOOK_RETRIES: usize = 8;
 
@@ -76,12 +68,14 @@ enum Progress {
 impl EnclavePoolBackend<'_> {
     /// Runs a book step of `mint` to its end: `request_for` builds the enclave request from the
     /// stored head book. Begun again when the book moved on (another step won the witness).
+    /// Gives what the enclave released once the witness acknowledged the book, or its answer
+    /// when it made no new book (the request's order was debited already).
     pub(super) async fn change_book(
         &self,
         mint: &Address,
         request_for: impl Fn(Option<String>) -> PrivacyRequest,
         intent: Intent,
-    ) -> Result<Outcome, RelayError> {
+    ) -> Result<PrivacyAnswer, RelayError> {
         let _serial = self.books_lock.lock().await;
         for _ in 0..BOOK_RETRIES {
             let held = book(self.store, mint).await?;
@@ -96,12 +90,12 @@ impl EnclavePoolBackend<'_> {
                 other => other?,
             };
             let PrivacyAnswer::Proposed { book: sealed, append } = answer else {
-                return Ok(Outcome::Unchanged(answer));
+                return Ok(answer);
             };
             let step = self.store_step(mint, &sealed, &append, &intent).await?;
             crate::failpoint::hit("privacy:step:stored");
             match self.advance(&step, self.witness_wait).await? {
-                Progress::Done(released) => return Ok(Outcome::Released(*released)),
+                Progress::Done(released) => return Ok(*released),
                 Progress::Refused => continue,
                 Progress::Waiting => return Err(RelayError::WitnessUnavailable),
             }

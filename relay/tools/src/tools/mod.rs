@@ -89,7 +89,9 @@ mod tests {
     fn the_crawl_bound_follows_the_configuration() {
         let pages = |config: &str| {
             let set = full(&serde_json::from_str(config).unwrap());
-            set.specs()[2]["function"]["parameters"]["properties"]["maxPages"].clone()
+            let specs = set.specs();
+            let crawl = specs.iter().find(|s| s["function"]["name"] == "crawl_url").unwrap();
+            crawl["function"]["parameters"]["properties"]["maxPages"].clone()
         };
         let three = pages(r#"{"fetch": {"crawlMaxPages": 3}}"#);
         assert_eq!((&three["maximum"], &three["description"]), (&3.into(), &"Pages to visit (default 3).".into()));
